@@ -1,0 +1,2 @@
+//! agentlog-bench: corpus generator and benchmarks.
+fn main() {}

@@ -1,0 +1,78 @@
+use crate::commands::export::write_output;
+use crate::load;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Convert a session from one format to another.
+///
+/// Prints a fidelity report on stderr: everything the target format cannot
+/// hold, with counts and the first entry affected. Nothing is dropped
+/// silently; with --strict a lossy conversion fails and writes nothing.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Session file, or session id (prefix).
+    pub session: String,
+    /// The target format.
+    #[arg(long, short = 't', value_name = "FORMAT")]
+    pub to: String,
+    /// Read as this format instead of detecting it.
+    #[arg(long, value_name = "FORMAT")]
+    pub from: Option<String>,
+    /// Write here instead of standard output.
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// Fail, writing nothing, when the target cannot hold everything.
+    #[arg(long)]
+    pub strict: bool,
+    /// Print the fidelity report as JSON on stderr.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `agentlog convert`.
+pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
+    let (_path, _format, read) = load::read(&args.session, args.from.as_deref())?;
+    for d in &read.diagnostics {
+        eprintln!("{d}");
+    }
+    let target = load::format_named(&args.to)?;
+    if !target.can_write() {
+        anyhow::bail!(
+            "the {} format cannot be written; writable formats: {}",
+            target.name(),
+            writable()
+        );
+    }
+    if args.strict {
+        let fidelity = target.write(&read.session, &mut std::io::sink())?;
+        if !fidelity.is_lossless() {
+            eprint!("{fidelity}");
+            anyhow::bail!(
+                "--strict: {} cannot hold everything in this session; nothing written",
+                target.name()
+            );
+        }
+    }
+    let fidelity = write_output(args.output.as_deref(), |w| {
+        Ok(target.write(&read.session, w)?)
+    })?;
+    if args.json {
+        let text = serde_json::to_string_pretty(&fidelity)?;
+        eprintln!("{text}");
+    } else {
+        eprint!("{fidelity}");
+        if fidelity.is_lossless() {
+            eprintln!();
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn writable() -> String {
+    agentlog_formats::registry::all()
+        .iter()
+        .filter(|f| f.can_write())
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

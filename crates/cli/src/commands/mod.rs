@@ -1,0 +1,17 @@
+//! One module per subcommand.
+
+pub mod append;
+pub mod context;
+pub mod convert;
+pub mod doctor;
+pub mod export;
+pub mod formats;
+pub mod index;
+pub mod ls;
+pub mod migrate;
+pub mod resume;
+pub mod search;
+pub mod show;
+pub mod stats;
+pub mod tree;
+pub mod validate;

@@ -1,0 +1,55 @@
+use crate::{load, out};
+use agentlog_formats::render::{self, TextOptions};
+use std::process::ExitCode;
+
+/// Show a session as a readable transcript.
+///
+/// FILE is a session file of any known format (detected from its content),
+/// or a session id or id prefix of a discovered session. The active branch,
+/// from the root to the current leaf, is shown.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Session file, or session id (prefix).
+    pub session: String,
+    /// Read as this format instead of detecting it.
+    #[arg(long, value_name = "FORMAT")]
+    pub from: Option<String>,
+    /// Print the unified session model as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Print markdown instead of terminal text.
+    #[arg(long, conflicts_with = "json")]
+    pub markdown: bool,
+    /// Show the branch that ends at this entry instead of the current leaf.
+    #[arg(long, value_name = "ENTRY")]
+    pub at: Option<String>,
+    /// Show thinking in full and tool inputs/outputs uncut.
+    #[arg(long)]
+    pub full: bool,
+}
+
+/// Runs `agentlog show`.
+pub fn cmd_show(args: Args) -> anyhow::Result<ExitCode> {
+    let (_path, _format, read) = load::read(&args.session, args.from.as_deref())?;
+    let mut session = read.session;
+    if let Some(at) = &args.at {
+        session.set_leaf(Some(at)).map_err(anyhow::Error::msg)?;
+    }
+    for d in &read.diagnostics {
+        eprintln!("{d}");
+    }
+    if args.json {
+        out::print_json(&session)?;
+    } else if args.markdown {
+        out::print(&render::markdown(&session))?;
+        out::print("\n")?;
+    } else {
+        let opts = TextOptions {
+            color: out::use_color(),
+            full_thinking: args.full,
+            max_tool_lines: if args.full { 0 } else { 12 },
+        };
+        out::print(&render::text(&session, opts))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

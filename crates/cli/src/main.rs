@@ -1,0 +1,85 @@
+//! The `agentlog` command line.
+//!
+//! `main()` calls [`run`], `run()` dispatches over subcommands; each
+//! subcommand is one file in `commands/` with its `Args` (doc comments are
+//! the help text) and a `cmd_*` function.
+
+mod commands;
+mod load;
+mod out;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// agentlog: the durable, fast and faithful home for AI coding-agent sessions.
+///
+/// Reads and writes the session files of Claude Code, Codex CLI, Gemini CLI,
+/// Cursor, pi and the seed designs (codelia, jido_code, SpecStory, acpx)
+/// around one model: show, convert, validate, search and count them all.
+#[derive(Parser, Debug)]
+#[command(
+    name = "agentlog",
+    version,
+    about,
+    long_about,
+    propagate_version = true,
+    max_term_width = 100
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    Ls(commands::ls::Args),
+    Show(commands::show::Args),
+    Search(commands::search::Args),
+    Export(commands::export::Args),
+    Convert(commands::convert::Args),
+    Validate(commands::validate::Args),
+    Migrate(commands::migrate::Args),
+    Tree(commands::tree::Args),
+    Context(commands::context::Args),
+    Append(commands::append::Args),
+    Stats(commands::stats::Args),
+    Index(commands::index::Args),
+    Doctor(commands::doctor::Args),
+    Resume(commands::resume::Args),
+    Formats(commands::formats::Args),
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Ls(a) => commands::ls::cmd_ls(a),
+        Command::Show(a) => commands::show::cmd_show(a),
+        Command::Search(a) => commands::search::cmd_search(a),
+        Command::Export(a) => commands::export::cmd_export(a),
+        Command::Convert(a) => commands::convert::cmd_convert(a),
+        Command::Validate(a) => commands::validate::cmd_validate(a),
+        Command::Migrate(a) => commands::migrate::cmd_migrate(a),
+        Command::Tree(a) => commands::tree::cmd_tree(a),
+        Command::Context(a) => commands::context::cmd_context(a),
+        Command::Append(a) => commands::append::cmd_append(a),
+        Command::Stats(a) => commands::stats::cmd_stats(a),
+        Command::Index(a) => commands::index::cmd_index(a),
+        Command::Doctor(a) => commands::doctor::cmd_doctor(a),
+        Command::Resume(a) => commands::resume::cmd_resume(a),
+        Command::Formats(a) => commands::formats::cmd_formats(a),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) if out::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("agentlog: error: {err}");
+            for cause in err.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! The [`Format`] trait every format implements.
+
+use crate::{Diagnostic, Fidelity, FormatError};
+use agentlog_model::{Agent, Session};
+use std::io::Write;
+use std::path::Path;
+
+/// The result of reading one session.
+#[derive(Debug)]
+pub struct Read {
+    /// The session.
+    pub session: Session,
+    /// Problems found on the way; the session holds everything else.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One session format: detection, reading and (where possible) writing.
+pub trait Format: Send + Sync {
+    /// Returns the registry name (`pi`, `claude`, …) used by `--from`/`--to`.
+    fn name(&self) -> &'static str;
+
+    /// Returns a one-line description for `--help` and `agentlog formats`.
+    fn description(&self) -> &'static str;
+
+    /// Returns the agent whose sessions this format holds.
+    fn agent(&self) -> Agent;
+
+    /// Returns the usual file extension (without the dot) of written files.
+    fn extension(&self) -> &'static str {
+        "jsonl"
+    }
+
+    /// Returns how sure (0 to 100) the format is that `path`, whose first
+    /// bytes are `head` (empty for a directory), is one of its files.
+    fn detect(&self, path: &Path, head: &[u8]) -> u8;
+
+    /// Reads a session from the bytes of `path`. Never panics; problems with
+    /// single records become diagnostics.
+    fn read_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError>;
+
+    /// Reads the session at `path` (a file, or a directory for formats
+    /// stored as several files).
+    fn read_path(&self, path: &Path) -> Result<Read, FormatError> {
+        let bytes = std::fs::read(path).map_err(|e| FormatError::io(path, e))?;
+        self.read_bytes(path, &bytes)
+    }
+
+    /// Checks the file at `path` against everything the format requires and
+    /// returns every problem found. By default these are the reader's
+    /// diagnostics; formats with a schema check more.
+    fn validate(&self, path: &Path) -> Result<Vec<crate::Diagnostic>, FormatError> {
+        Ok(self.read_path(path)?.diagnostics)
+    }
+
+    /// True when [`Format::write`] is supported.
+    fn can_write(&self) -> bool {
+        false
+    }
+
+    /// Writes `session` in this format and reports what the format could
+    /// not hold.
+    fn write(&self, session: &Session, out: &mut dyn Write) -> Result<Fidelity, FormatError> {
+        let _ = (session, out);
+        Err(FormatError::Unsupported {
+            format: self.name(),
+            operation: "writing",
+        })
+    }
+}

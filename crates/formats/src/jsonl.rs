@@ -1,0 +1,163 @@
+//! Line splitting and tolerant JSON-lines parsing shared by the readers.
+
+use crate::Diagnostic;
+use serde_json::Value;
+use std::path::Path;
+
+/// One line of a JSON-lines file.
+#[derive(Debug, Clone, Copy)]
+pub struct Line<'a> {
+    /// 1-based line number.
+    pub number: u64,
+    /// The bytes without the newline (and without a `\r` before it).
+    pub bytes: &'a [u8],
+    /// False for a last line with no newline: possibly still being written.
+    pub terminated: bool,
+    /// Byte offset of the line's start in the input.
+    pub offset: usize,
+}
+
+/// Splits `bytes` into lines, skipping a UTF-8 byte-order mark.
+pub fn lines(bytes: &[u8]) -> impl Iterator<Item = Line<'_>> {
+    let start = if bytes.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let mut pos = start;
+    let mut number = 0u64;
+    std::iter::from_fn(move || {
+        if pos >= bytes.len() {
+            return None;
+        }
+        number += 1;
+        let rest = &bytes[pos..];
+        let (len, terminated) = match memchr::memchr(b'\n', rest) {
+            Some(i) => (i, true),
+            None => (rest.len(), false),
+        };
+        let mut line = &rest[..len];
+        if line.last() == Some(&b'\r') {
+            line = &line[..line.len() - 1];
+        }
+        let item = Line {
+            number,
+            bytes: line,
+            terminated,
+            offset: pos,
+        };
+        pos += len + usize::from(terminated);
+        Some(item)
+    })
+}
+
+/// True when the line is empty or only white space.
+pub fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(u8::is_ascii_whitespace)
+}
+
+/// Parses every non-blank line as JSON. A line that is not valid UTF-8 or
+/// not valid JSON becomes a diagnostic (`torn-tail` when it is the last line
+/// and has no newline, a write that was cut short) and is skipped.
+pub fn parse_values(path: &Path, bytes: &[u8], diags: &mut Vec<Diagnostic>) -> Vec<(u64, Value)> {
+    let mut out = Vec::new();
+    for line in lines(bytes) {
+        if is_blank(line.bytes) {
+            continue;
+        }
+        if let Some(v) = parse_line(path, &line, diags) {
+            out.push((line.number, v));
+        }
+    }
+    out
+}
+
+/// Parses one line, recording a diagnostic when it is not valid JSON.
+pub fn parse_line(path: &Path, line: &Line<'_>, diags: &mut Vec<Diagnostic>) -> Option<Value> {
+    match serde_json::from_slice::<Value>(line.bytes) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            diags.push(line_error(path, line, &e));
+            None
+        }
+    }
+}
+
+/// Returns the diagnostic for a line that failed to parse.
+pub fn line_error(path: &Path, line: &Line<'_>, err: &serde_json::Error) -> Diagnostic {
+    if std::str::from_utf8(line.bytes).is_err() {
+        Diagnostic::error(
+            path,
+            Some(line.number),
+            "invalid-utf8",
+            "line is not valid UTF-8; skipped",
+        )
+    } else if !line.terminated {
+        Diagnostic::warning(
+            path,
+            Some(line.number),
+            "torn-tail",
+            format!("last line is incomplete (no newline, {err}); a write was cut short or is in progress; skipped"),
+        )
+    } else {
+        Diagnostic::error(
+            path,
+            Some(line.number),
+            "invalid-json",
+            format!("not valid JSON ({err}); skipped"),
+        )
+    }
+}
+
+/// Returns the string at `key` of a JSON object.
+pub fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// Returns the first `n` bytes of `bytes` as lossy text, for detection.
+pub fn head_text(bytes: &[u8], n: usize) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(&bytes[..bytes.len().min(n)])
+}
+
+/// Parses the first complete line of `head` as JSON, for detection.
+pub fn first_value(head: &[u8]) -> Option<Value> {
+    lines(head)
+        .find(|l| !is_blank(l.bytes) && l.terminated)
+        .and_then(|l| serde_json::from_slice(l.bytes).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_lines_and_marks_the_torn_tail() {
+        let v: Vec<_> = lines(b"\xEF\xBB\xBFa\r\nb\n\nc").collect();
+        assert_eq!(v.len(), 4);
+        assert_eq!(v[0].bytes, b"a");
+        assert_eq!(v[1].offset, 6);
+        assert!(v[2].terminated && v[2].bytes.is_empty());
+        assert!(!v[3].terminated);
+        assert_eq!(v[3].number, 4);
+    }
+
+    #[test]
+    fn reports_bad_lines_and_keeps_the_rest() {
+        let mut d = Vec::new();
+        let vals = parse_values(
+            Path::new("f.jsonl"),
+            b"{\"a\":1}\nnope\n\xff\n{\"b\":",
+            &mut d,
+        );
+        assert_eq!(vals.len(), 1);
+        let codes: Vec<_> = d.iter().map(|d| (d.line, d.code)).collect();
+        assert_eq!(
+            codes,
+            [
+                (Some(2), "invalid-json"),
+                (Some(3), "invalid-utf8"),
+                (Some(4), "torn-tail")
+            ]
+        );
+    }
+}

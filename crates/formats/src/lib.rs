@@ -1,0 +1,49 @@
+//! Readers, writers and renderers for agent session formats.
+//!
+//! Each format is one module with its own private wire types and a
+//! conversion to and from the unified [`agentlog_model::Session`]. The
+//! [`registry`] lists every format; the CLI's `--from`/`--to` names and
+//! auto-detection come from it alone, so a new format is one module and one
+//! line there.
+//!
+//! Readers never panic and never give up on a whole file because of one bad
+//! record: a torn last line, an invalid line, an unknown record type or an
+//! unknown schema version becomes a [`Diagnostic`] with the file and line,
+//! and the rest is still read.
+//!
+//! ```no_run
+//! use std::path::Path;
+//! let path = Path::new("session.jsonl");
+//! let format = agentlog_formats::registry::detect(path).expect("a known format");
+//! let read = format.read_path(path).expect("readable");
+//! for d in &read.diagnostics {
+//!     eprintln!("{d}");
+//! }
+//! let markdown = agentlog_formats::render::markdown(&read.session);
+//! # let _ = markdown;
+//! ```
+#![forbid(unsafe_code)]
+
+pub mod diag;
+pub mod error;
+pub mod fidelity;
+pub mod format;
+pub mod jsonl;
+pub mod registry;
+pub mod render;
+
+pub mod acpx;
+pub mod claude;
+pub mod codelia;
+pub mod codex;
+pub mod cursor;
+pub mod gemini;
+pub mod jido;
+pub mod json;
+pub mod pi;
+pub mod specstory;
+
+pub use diag::{Diagnostic, Severity};
+pub use error::FormatError;
+pub use fidelity::Fidelity;
+pub use format::{Format, Read};

@@ -1,0 +1,2 @@
+//! Catalog and full-text search over agent sessions.
+#![forbid(unsafe_code)]

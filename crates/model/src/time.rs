@@ -1,0 +1,129 @@
+use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A point in time exactly as a format wrote it.
+///
+/// Formats disagree on how to write time (ISO 8601 strings with or without
+/// milliseconds, epoch milliseconds as numbers), and a lossless round-trip
+/// must give back the same representation, so the original is kept and parsed
+/// on demand.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Timestamp {
+    /// An ISO 8601 / RFC 3339 string (or anything a format wrote as a string).
+    Text(String),
+    /// Milliseconds since the Unix epoch.
+    Millis(i64),
+}
+
+impl Timestamp {
+    /// Returns the timestamp of `dt` in RFC 3339 with milliseconds and `Z`.
+    pub fn from_datetime(dt: DateTime<Utc>) -> Self {
+        Timestamp::Text(dt.to_rfc3339_opts(SecondsFormat::Millis, true))
+    }
+
+    /// Returns the current time in RFC 3339 with milliseconds and `Z`.
+    pub fn now() -> Self {
+        Self::from_datetime(Utc::now())
+    }
+
+    /// Parses the timestamp; `None` when a string is not a recognizable time.
+    pub fn to_utc(&self) -> Option<DateTime<Utc>> {
+        match self {
+            Timestamp::Millis(ms) => Utc.timestamp_millis_opt(*ms).single(),
+            Timestamp::Text(s) => parse_text(s),
+        }
+    }
+
+    /// Returns milliseconds since the epoch, when the time can be parsed.
+    pub fn millis(&self) -> Option<i64> {
+        self.to_utc().map(|t| t.timestamp_millis())
+    }
+
+    /// Returns the timestamp as RFC 3339 text with milliseconds when it can be
+    /// parsed, or the original text otherwise.
+    pub fn to_rfc3339(&self) -> String {
+        match self.to_utc() {
+            Some(t) => t.to_rfc3339_opts(SecondsFormat::Millis, true),
+            None => self.to_string(),
+        }
+    }
+}
+
+fn parse_text(s: &str) -> Option<DateTime<Utc>> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Some(t.with_timezone(&Utc));
+    }
+    // Some writers omit the offset; read those as UTC.
+    for fmt in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%d %H:%M:%S",
+    ] {
+        if let Ok(t) = chrono::NaiveDateTime::parse_from_str(s, fmt) {
+            return Some(t.and_utc());
+        }
+    }
+    // Digits only: epoch seconds or milliseconds written as a string.
+    if let Ok(n) = s.parse::<i64>() {
+        let ms = if n.abs() < 100_000_000_000 {
+            n * 1000
+        } else {
+            n
+        };
+        return Utc.timestamp_millis_opt(ms).single();
+    }
+    None
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Timestamp::Text(s) => f.write_str(s),
+            Timestamp::Millis(ms) => write!(f, "{ms}"),
+        }
+    }
+}
+
+impl From<DateTime<Utc>> for Timestamp {
+    fn from(dt: DateTime<Utc>) -> Self {
+        Self::from_datetime(dt)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_shapes_formats_write() {
+        let iso = Timestamp::Text("2024-12-03T14:00:01.000Z".into());
+        let ms = Timestamp::Millis(1_733_234_401_000);
+        assert_eq!(iso.millis(), ms.millis());
+        assert_eq!(
+            Timestamp::Text("2025-12-16T10:30:00+02:00".into()).to_rfc3339(),
+            "2025-12-16T08:30:00.000Z"
+        );
+        assert!(Timestamp::Text("yesterday".into()).to_utc().is_none());
+        assert_eq!(
+            Timestamp::Text("yesterday".into()).to_rfc3339(),
+            "yesterday"
+        );
+    }
+
+    #[test]
+    fn keeps_the_written_representation() {
+        let v: Timestamp = serde_json::from_str("1733234401000").unwrap_or(Timestamp::Millis(0));
+        assert_eq!(
+            serde_json::to_string(&v).ok().as_deref(),
+            Some("1733234401000")
+        );
+        let t: Timestamp =
+            serde_json::from_str("\"2024-12-03T14:00:01Z\"").unwrap_or(Timestamp::Millis(0));
+        assert_eq!(
+            serde_json::to_string(&t).ok().as_deref(),
+            Some("\"2024-12-03T14:00:01Z\"")
+        );
+    }
+}

@@ -1,0 +1,2 @@
+//! Durable session storage for agentlog.
+#![forbid(unsafe_code)]
