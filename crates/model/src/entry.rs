@@ -73,6 +73,9 @@ pub enum RunOutcome {
 }
 
 /// Everything an entry can be, across the seed designs and native formats.
+// Messages are the bulk of every session, so boxing them would add an
+// allocation to nearly every entry to shrink the rare other kinds.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EntryKind {
