@@ -34,6 +34,14 @@ pub trait Format: Send + Sync {
     /// bytes are `head` (empty for a directory), is one of its files.
     fn detect(&self, path: &Path, head: &[u8]) -> u8;
 
+    /// Returns the sessions of this format found on the machine described by
+    /// `env` (default locations, the agent's own environment overrides, or
+    /// the roots `env` names for this format).
+    fn discover(&self, env: &crate::discover::DiscoverEnv) -> Vec<std::path::PathBuf> {
+        let _ = env;
+        Vec::new()
+    }
+
     /// Reads a session from the bytes of `path`. Never panics; problems with
     /// single records become diagnostics.
     fn read_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError>;

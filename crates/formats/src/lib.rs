@@ -25,6 +25,7 @@
 #![forbid(unsafe_code)]
 
 pub mod diag;
+pub mod discover;
 pub mod error;
 pub mod fidelity;
 pub mod format;

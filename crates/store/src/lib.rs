@@ -1,2 +1,20 @@
 //! Durable session storage for agentlog.
+//!
+//! - [`append`]: append-only JSONL files, one complete line per write, with
+//!   an fsync policy, an advisory lock (one writer per file) and torn-tail
+//!   recovery on open.
+//! - [`snapshot`]: atomic whole-file snapshots (temp file, sync, rename,
+//!   directory sync).
+//! - [`names`]: validation of ids and names that become paths.
+//!
+//! On top of these sit the seed systems' APIs (pi's session manager,
+//! codelia's run recorder, jido_code's persistence, acpx's session store).
 #![forbid(unsafe_code)]
+
+pub mod append;
+pub mod error;
+pub mod names;
+pub mod snapshot;
+
+pub use append::{AppendOptions, AppendWriter, LockMode, Recovery, SyncPolicy};
+pub use error::StoreError;
