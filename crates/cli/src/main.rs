@@ -47,6 +47,7 @@ enum Command {
     Doctor(commands::doctor::Args),
     Resume(commands::resume::Args),
     Formats(commands::formats::Args),
+    Seed(commands::seed::Args),
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -66,6 +67,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Doctor(a) => commands::doctor::cmd_doctor(a),
         Command::Resume(a) => commands::resume::cmd_resume(a),
         Command::Formats(a) => commands::formats::cmd_formats(a),
+        Command::Seed(a) => commands::seed::cmd_seed(a),
     }
 }
 

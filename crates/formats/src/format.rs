@@ -14,6 +14,17 @@ pub struct Read {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Where a converted session goes for an agent to continue it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResumePlan {
+    /// The native session file to write.
+    pub path: std::path::PathBuf,
+    /// The shell command that continues the session in the agent.
+    pub command: String,
+    /// The directory the command must run in.
+    pub cwd: Option<std::path::PathBuf>,
+}
+
 /// One session format: detection, reading and (where possible) writing.
 pub trait Format: Send + Sync {
     /// Returns the registry name (`pi`, `claude`, …) used by `--from`/`--to`.
@@ -58,6 +69,14 @@ pub trait Format: Send + Sync {
     /// diagnostics; formats with a schema check more.
     fn validate(&self, path: &Path) -> Result<Vec<crate::Diagnostic>, FormatError> {
         Ok(self.read_path(path)?.diagnostics)
+    }
+
+    /// Plans continuing `session` in this format's agent: where its native
+    /// file goes (in the agent's own location under `env`) and the command
+    /// that continues it there. The caller writes the file.
+    fn resume_plan(&self, session: &Session, env: &crate::discover::DiscoverEnv) -> Result<ResumePlan, FormatError> {
+        let _ = (session, env);
+        Err(FormatError::Unsupported { format: self.name(), operation: "resuming" })
     }
 
     /// True when [`Format::write`] is supported.

@@ -47,4 +47,4 @@ pub mod specstory;
 pub use diag::{Diagnostic, Severity};
 pub use error::FormatError;
 pub use fidelity::Fidelity;
-pub use format::{Format, Read};
+pub use format::{Format, Read, ResumePlan};

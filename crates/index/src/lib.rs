@@ -1,2 +1,4 @@
 //! Catalog and full-text search over agent sessions.
+//!
+//! Placeholder: the index is being written.
 #![forbid(unsafe_code)]

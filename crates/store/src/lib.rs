@@ -11,9 +11,13 @@
 //! codelia's run recorder, jido_code's persistence, acpx's session store).
 #![forbid(unsafe_code)]
 
+pub mod acpx;
 pub mod append;
+pub mod codelia;
 pub mod error;
+pub mod jido;
 pub mod names;
+pub mod pi;
 pub mod snapshot;
 
 pub use append::{AppendOptions, AppendWriter, LockMode, Recovery, SyncPolicy};

@@ -11,6 +11,7 @@ pub mod ls;
 pub mod migrate;
 pub mod resume;
 pub mod search;
+pub mod seed;
 pub mod show;
 pub mod stats;
 pub mod tree;

@@ -1,0 +1,1 @@
+//! Placeholder: the acpx API is being written.

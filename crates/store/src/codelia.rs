@@ -1,0 +1,1 @@
+//! Placeholder: the codelia API is being written.

@@ -1,0 +1,1 @@
+//! Placeholder: the jido API is being written.

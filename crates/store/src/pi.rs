@@ -1,0 +1,1 @@
+//! Placeholder: the pi API is being written.
