@@ -74,6 +74,25 @@ impl FormatError {
         }
     }
 
+    /// Returns the error as a diagnostic for `fallback_path`: the error's own
+    /// file and line where it has them, its message without the location.
+    pub fn to_diagnostic(&self, fallback_path: &std::path::Path) -> crate::Diagnostic {
+        match self {
+            FormatError::Invalid {
+                path,
+                line,
+                message,
+            } => crate::Diagnostic::error(path, *line, "invalid", message.clone()),
+            FormatError::Io { path, source } => {
+                crate::Diagnostic::error(path, None, "unreadable", source.to_string())
+            }
+            FormatError::UnknownFormat { path, .. } => {
+                crate::Diagnostic::error(path, None, "unknown-format", self.to_string())
+            }
+            other => crate::Diagnostic::error(fallback_path, None, "unreadable", other.to_string()),
+        }
+    }
+
     /// Returns a `Write` error.
     pub fn write(what: impl Into<String>, source: std::io::Error) -> FormatError {
         FormatError::Write {

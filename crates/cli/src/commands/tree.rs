@@ -52,13 +52,28 @@ pub fn cmd_tree(args: Args) -> anyhow::Result<ExitCode> {
         .map(|e| e.id.as_str())
         .collect();
     let leaf = session.leaf_id.as_deref();
+    // Indent only below branch points, so a long linear chain stays flat.
+    let mut level: HashMap<&str, usize> = HashMap::new();
     let nodes: Vec<Node<'_>> = tree
         .nodes()
         .into_iter()
-        .map(|n| Node {
+        .map(|n| {
+            let depth = match n
+                .entry
+                .parent_id
+                .as_deref()
+                .and_then(|p| level.get(p).map(|l| (p, *l)))
+            {
+                Some((p, l)) => l + usize::from(tree.children(p).len() > 1),
+                None => 0,
+            };
+            level.insert(&n.entry.id, depth);
+            (n, depth)
+        })
+        .map(|(n, depth)| Node {
             id: &n.entry.id,
             parent_id: n.entry.parent_id.as_deref(),
-            depth: n.depth,
+            depth,
             kind: n.entry.kind_name(),
             summary: summary(n.entry),
             label: labels.get(n.entry.id.as_str()).copied().flatten(),

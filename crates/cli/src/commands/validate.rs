@@ -100,7 +100,17 @@ fn check(arg: &str, from: Option<&str>) -> FileReport {
     };
     let format = match format {
         Ok(f) => f,
-        Err(e) => return fail(shown, None, e.to_string()),
+        Err(e) => match e.downcast_ref::<agentlog_formats::FormatError>() {
+            Some(fe) => {
+                return FileReport {
+                    diagnostics: vec![fe.to_diagnostic(&path)],
+                    path: shown,
+                    format: None,
+                    ok: false,
+                }
+            }
+            None => return fail(shown, None, e.to_string()),
+        },
     };
     match format.validate(&path) {
         Ok(diagnostics) => FileReport {
@@ -109,6 +119,11 @@ fn check(arg: &str, from: Option<&str>) -> FileReport {
             format: Some(format.name().to_string()),
             diagnostics,
         },
-        Err(e) => fail(shown, Some(format.name().to_string()), e.to_string()),
+        Err(e) => FileReport {
+            diagnostics: vec![e.to_diagnostic(&path)],
+            path: shown,
+            format: Some(format.name().to_string()),
+            ok: false,
+        },
     }
 }

@@ -48,8 +48,14 @@ pub fn text(session: &Session, opts: TextOptions) -> String {
 }
 
 fn head(out: &mut String, st: &Style, color: &str, label: &str, entry: &Entry) {
-    let time = entry.timestamp.as_ref().map(short_time).unwrap_or_default();
-    let _ = writeln!(out, "\n{} {}", st.paint(color, label), st.paint("2", &time));
+    match entry.timestamp.as_ref().map(short_time) {
+        Some(time) => {
+            let _ = writeln!(out, "\n{} {}", st.paint(color, label), st.paint("2", &time));
+        }
+        None => {
+            let _ = writeln!(out, "\n{}", st.paint(color, label));
+        }
+    }
 }
 
 fn entry_text(out: &mut String, st: &Style, entry: &Entry, opts: TextOptions) {

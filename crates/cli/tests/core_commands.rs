@@ -1,0 +1,216 @@
+//! The core commands (show, export, convert, validate, tree, formats) on a
+//! session in agentlog's own JSON format, run as a user would.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::TestEnv;
+
+const SESSION: &str = r#"{
+  "meta": {"id": "demo-1", "agent": "agentlog", "cwd": "/work/demo", "created_at": "2026-01-02T03:04:05.000Z"},
+  "entries": [
+    {"id": "u1", "parent_id": null, "timestamp": "2026-01-02T03:04:05.000Z", "kind": "message", "role": "user",
+     "content": [{"type": "text", "text": "list the files"}]},
+    {"id": "a1", "parent_id": "u1", "kind": "message", "role": "assistant", "model": "demo-model",
+     "content": [{"type": "thinking", "text": "use ls"}, {"type": "tool_call", "id": "c1", "name": "bash", "input": {"cmd": "ls"}}]},
+    {"id": "t1", "parent_id": "a1", "kind": "message", "role": "tool", "tool_name": "bash", "tool_call_id": "c1",
+     "content": [{"type": "text", "text": "README.md\nsrc"}]},
+    {"id": "a2", "parent_id": "t1", "kind": "message", "role": "assistant", "content": [{"type": "text", "text": "Two entries."}]},
+    {"id": "a3", "parent_id": "t1", "kind": "message", "role": "assistant", "content": [{"type": "text", "text": "A retry."}]},
+    {"id": "l1", "parent_id": "a2", "kind": "label", "target_id": "u1", "label": "start"}
+  ],
+  "leaf_id": "l1"
+}"#;
+
+fn env_with_session() -> (TestEnv, String) {
+    let env = TestEnv::new();
+    let p = env.write("demo.json", SESSION.as_bytes());
+    (env, p.display().to_string())
+}
+
+#[test]
+fn show_prints_the_active_branch() {
+    let (env, p) = env_with_session();
+    let r = env.run(&["show", &p]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    insta::assert_snapshot!(r.stdout);
+}
+
+#[test]
+fn show_at_an_entry_follows_that_branch() {
+    let (env, p) = env_with_session();
+    let r = env.run(&["show", &p, "--at", "a3"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("A retry."));
+    assert!(!r.stdout.contains("Two entries."));
+    let bad = env.run(&["show", &p, "--at", "nope"]);
+    assert_eq!(bad.status, 1);
+    assert!(
+        bad.stderr.contains("no entry with id \"nope\""),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn show_json_is_the_unified_model() {
+    let (env, p) = env_with_session();
+    let r = env.run(&["show", &p, "--json"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let expected: serde_json::Value = serde_json::from_str(SESSION).unwrap();
+    assert_eq!(v, expected);
+}
+
+#[test]
+fn export_markdown_to_a_file() {
+    let (env, p) = env_with_session();
+    let out = env.home().join("out/demo.md");
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let r = env.run(&[
+        "export",
+        &p,
+        "--to",
+        "markdown",
+        "-o",
+        &out.display().to_string(),
+    ]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    insta::assert_snapshot!(std::fs::read_to_string(&out).unwrap());
+}
+
+#[test]
+fn export_to_an_unknown_target_names_the_known_ones() {
+    let (env, p) = env_with_session();
+    let r = env.run(&["export", &p, "--to", "yaml"]);
+    assert_eq!(r.status, 1);
+    assert!(
+        r.stderr
+            .contains("unknown format \"yaml\"; known formats: pi, claude"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn convert_to_json_is_lossless() {
+    let (env, p) = env_with_session();
+    let r = env.run(&["convert", &p, "--to", "json"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("json: everything carried over"),
+        "{}",
+        r.stderr
+    );
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        v,
+        serde_json::from_str::<serde_json::Value>(SESSION).unwrap()
+    );
+}
+
+#[test]
+fn validate_reports_file_and_line() {
+    let (env, p) = env_with_session();
+    let ok = env.run(&["validate", &p]);
+    assert_eq!(ok.status, 0, "{}", ok.stderr);
+    assert!(
+        ok.stdout
+            .contains("demo.json: ok (json, 0 errors, 0 warnings)"),
+        "{}",
+        ok.stdout
+    );
+    let broken = env.write(
+        "broken.json",
+        b"{\"meta\": {\"id\": \"x\", \"agent\": \"agentlog\"},\n \"entries\": [\n  {\"id\": 5}\n]}",
+    );
+    let r = env.run(&["validate", "--from", "json", &broken.display().to_string()]);
+    assert_eq!(r.status, 1);
+    assert!(
+        env.redact(&r.stdout)
+            .contains("[HOME]/broken.json:3: error[invalid]: not an agentlog session JSON"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn validate_json_report() {
+    let (env, p) = env_with_session();
+    let r = env.run(&["validate", "--json", &p, "missing.jsonl"]);
+    assert_eq!(r.status, 1);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v[0]["ok"], true);
+    assert_eq!(v[1]["ok"], false);
+    assert_eq!(v[1]["diagnostics"][0]["code"], "unreadable");
+}
+
+#[test]
+fn tree_marks_branches_labels_and_the_leaf() {
+    let (env, p) = env_with_session();
+    let r = env.run(&["tree", &p]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    insta::assert_snapshot!(r.stdout);
+    let j = env.run(&["tree", &p, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&j.stdout).unwrap();
+    assert_eq!(v["branch_points"], serde_json::json!(["t1"]));
+    assert_eq!(v["leaf_id"], "l1");
+}
+
+#[test]
+fn unknown_files_get_a_clear_error() {
+    let env = TestEnv::new();
+    let p = env.write("notes.txt", b"just some text\n");
+    let r = env.run(&["show", &p.display().to_string()]);
+    assert_eq!(r.status, 1);
+    assert!(
+        r.stderr
+            .contains("not a session file agentlog recognises; name the format with --from"),
+        "{}",
+        r.stderr
+    );
+    let r = env.run(&["show", "/nonexistent/file.jsonl"]);
+    assert_eq!(r.status, 1);
+    assert!(r.stderr.contains("/nonexistent/file.jsonl"), "{}", r.stderr);
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let env = TestEnv::new();
+    let mut big = String::from("{\"meta\":{\"id\":\"b\",\"agent\":\"agentlog\"},\"entries\":[");
+    for i in 0..20000 {
+        if i > 0 {
+            big.push(',');
+        }
+        big.push_str(&format!(
+            "{{\"id\":\"e{i}\",\"parent_id\":{},\"kind\":\"message\",\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"line {i}\"}}]}}",
+            if i == 0 { "null".to_string() } else { format!("\"e{}\"", i - 1) }
+        ));
+    }
+    big.push_str("]}");
+    let p = env.write("big.json", big.as_bytes());
+    let mut child = env
+        .command(&["show", &p.display().to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 64];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs beyond Rust, when missing and when we
+# may (root with apt-get). Everything here is optional for the tests that
+# need it: they skip with a message when a peer is unavailable.
+set -uo pipefail
+need=()
+command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v npm >/dev/null 2>&1 || need+=(npm)
+if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing ${need[*]} for the conformance tests" >&2
+  apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null 2>&1 \
+    || echo "warning: could not install ${need[*]}; tests needing them will be skipped" >&2
+fi
+exit 0
