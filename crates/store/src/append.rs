@@ -1,12 +1,44 @@
 //! Append-only JSONL files: one complete line per write, an fsync policy,
 //! one writer per file, and torn-tail recovery on open.
+//!
+//! # Guarantees
+//!
+//! - Every line goes to the file in one `write` of the line and its newline
+//!   to a file opened for append, so readers (see [`crate::read`]) see a
+//!   prefix of whole lines plus at most one line still being written.
+//! - Under [`SyncPolicy::EveryEntry`] an append that returned `Ok` is on
+//!   stable storage (`fdatasync`) and survives a crash or power loss.
+//!   Under [`SyncPolicy::Grouped`] a line is durable once
+//!   [`AppendWriter::pending`] is back to zero.
+//! - A failed append (disk full, quota, I/O error) truncates the file back
+//!   to its length before the append: no partial line is left for the next
+//!   append to glue onto, and every earlier line is intact.
+//! - On open, a torn tail — a last line without a newline, or a last line
+//!   that is not valid JSON — is cut off and saved in a sidecar file beside
+//!   the session file ([`sidecar_path`]); the caller is told in
+//!   [`Recovery`]. A last line that lacks only its newline but is a whole
+//!   JSON object or array is kept, and the newline is added
+//!   ([`Recovery::newline_added`]).
+//! - New files are created 0600, missing directories 0700.
+//! - One writer per file: see [`crate::lock`].
+//!
+//! # Symbolic links
+//!
+//! The session file itself must not be a symbolic link: opening one fails
+//! with [`StoreError::Symlink`] (checked race-free with `O_NOFOLLOW`), so a
+//! name inside a store can never redirect appends to a file elsewhere.
+//! Links among the *directories* above it are followed (a store directory
+//! may live on another disk). Other non-regular files (FIFOs, devices,
+//! directories) are refused with [`StoreError::NotRegularFile`].
 
 use crate::snapshot::{ensure_dir, parent_dir, sync_dir};
 use crate::StoreError;
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::fs::{File, OpenOptions};
+use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+pub use crate::lock::LockMode;
 
 /// When appended lines are forced to stable storage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,25 +47,26 @@ pub enum SyncPolicy {
     /// crash or power loss.
     EveryEntry,
     /// fdatasync once `entries` lines are pending or `interval` has passed
-    /// since the last sync (checked on append), and on [`AppendWriter::sync`]
-    /// and drop.
+    /// since the oldest pending line was written (checked on append and by
+    /// [`AppendWriter::sync_if_due`]), and on [`AppendWriter::sync`],
+    /// [`AppendWriter::close`] and drop.
     Grouped {
         /// Lines per sync.
         entries: usize,
-        /// Longest time between syncs.
+        /// Longest time a line waits for its sync.
         interval: Duration,
     },
-    /// Never sync explicitly; the OS writes back when it likes.
+    /// Never sync explicitly; the OS writes back when it likes (a clean
+    /// close still syncs).
     None,
 }
 
-/// What to do when another writer holds the file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LockMode {
-    /// Fail at once with [`StoreError::Locked`].
-    Fail,
-    /// Block until the other writer is done.
-    Wait,
+impl SyncPolicy {
+    /// The grouped policy used when none is given: 1000 lines or 50 ms.
+    pub const GROUPED_DEFAULT: SyncPolicy = SyncPolicy::Grouped {
+        entries: 1000,
+        interval: Duration::from_millis(50),
+    };
 }
 
 /// How to open an append-only file.
@@ -47,7 +80,10 @@ pub struct AppendOptions {
 
 impl Default for AppendOptions {
     fn default() -> Self {
-        AppendOptions { sync: SyncPolicy::EveryEntry, lock: LockMode::Fail }
+        AppendOptions {
+            sync: SyncPolicy::EveryEntry,
+            lock: LockMode::Fail,
+        }
     }
 }
 
@@ -58,12 +94,31 @@ pub struct Recovery {
     pub torn_bytes: u64,
     /// Where the cut bytes were saved.
     pub sidecar: Option<PathBuf>,
+    /// True when the last line was a whole JSON value lacking only its
+    /// newline, and the newline was added.
+    pub newline_added: bool,
 }
 
 impl Recovery {
     /// True when nothing had to be repaired.
     pub fn is_clean(&self) -> bool {
-        self.torn_bytes == 0
+        self.torn_bytes == 0 && !self.newline_added
+    }
+}
+
+impl std::fmt::Display for Recovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.torn_bytes > 0 {
+            write!(f, "cut a torn last line of {} bytes", self.torn_bytes)?;
+            if let Some(s) = &self.sidecar {
+                write!(f, " (kept in {})", s.display())?;
+            }
+        } else if self.newline_added {
+            write!(f, "added the missing newline after the last line")?;
+        } else {
+            write!(f, "clean")?;
+        }
+        Ok(())
     }
 }
 
@@ -73,9 +128,17 @@ pub struct AppendWriter {
     path: PathBuf,
     file: File,
     sync: SyncPolicy,
+    /// Lines written since the last sync.
     pending: usize,
-    last_sync: Instant,
+    /// When the oldest pending line was written.
+    pending_since: Option<Instant>,
+    /// The file's length (everything written by this writer).
     len: u64,
+    /// The length known to be on stable storage.
+    synced_len: u64,
+    /// Why the writer cannot be used any more.
+    broken: Option<String>,
+    buf: Vec<u8>,
 }
 
 impl AppendWriter {
@@ -84,31 +147,29 @@ impl AppendWriter {
     pub fn open(path: &Path, opts: AppendOptions) -> Result<(AppendWriter, Recovery), StoreError> {
         let dir = parent_dir(path);
         ensure_dir(&dir)?;
-        let mut o = OpenOptions::new();
-        o.read(true).append(true).create(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            o.mode(0o600);
-        }
-        let existed = path.exists();
-        let file = o.open(path).map_err(|e| StoreError::io(path, "open", e))?;
-        match opts.lock {
-            LockMode::Wait => file.lock().map_err(|e| StoreError::io(path, "lock", e))?,
-            LockMode::Fail => match file.try_lock() {
-                Ok(()) => {}
-                Err(fs::TryLockError::WouldBlock) => {
-                    return Err(StoreError::Locked { path: path.to_path_buf(), holder: "another process or handle".into() })
-                }
-                Err(fs::TryLockError::Error(e)) => return Err(StoreError::io(path, "lock", e)),
-            },
-        }
-        if !existed {
+        let (file, created) = open_regular(path)?;
+        crate::lock::acquire(&file, path, opts.lock)?;
+        let mut w = AppendWriter {
+            path: path.to_path_buf(),
+            file,
+            sync: opts.sync,
+            pending: 0,
+            pending_since: None,
+            len: 0,
+            synced_len: 0,
+            broken: None,
+            buf: Vec::new(),
+        };
+        if created {
             sync_dir(&dir)?;
         }
-        let mut w = AppendWriter { path: path.to_path_buf(), file, sync: opts.sync, pending: 0, last_sync: Instant::now(), len: 0 };
         let recovery = w.recover()?;
-        w.len = w.file.metadata().map_err(|e| StoreError::io(path, "stat", e))?.len();
+        w.len = w
+            .file
+            .metadata()
+            .map_err(|e| StoreError::io(path, "stat", e))?
+            .len();
+        w.synced_len = w.len;
         Ok((w, recovery))
     }
 
@@ -117,7 +178,8 @@ impl AppendWriter {
         &self.path
     }
 
-    /// Returns the file's length in bytes.
+    /// Returns the file's length in bytes (every line appended so far,
+    /// durable or not).
     pub fn len(&self) -> u64 {
         self.len
     }
@@ -127,127 +189,394 @@ impl AppendWriter {
         self.len == 0
     }
 
+    /// Returns the fsync policy.
+    pub fn policy(&self) -> SyncPolicy {
+        self.sync
+    }
+
+    /// Returns how many appended lines are not yet known to be on stable
+    /// storage (always 0 under [`SyncPolicy::EveryEntry`] after `Ok`).
+    pub fn pending(&self) -> usize {
+        self.pending
+    }
+
+    /// Returns the length of the file known to be on stable storage.
+    pub fn durable_len(&self) -> u64 {
+        self.synced_len
+    }
+
     /// Appends `line` (which must not contain a newline) and a newline in one
     /// write, then syncs as the policy says.
     pub fn append_line(&mut self, line: &[u8]) -> Result<(), StoreError> {
-        if memchr_newline(line) {
-            return Err(StoreError::Invalid("a line to append contains a newline".into()));
+        if line.contains(&b'\n') {
+            return Err(StoreError::Invalid(format!(
+                "{}: a line to append contains a newline",
+                self.path.display()
+            )));
         }
-        let mut buf = Vec::with_capacity(line.len() + 1);
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
         buf.extend_from_slice(line);
         buf.push(b'\n');
-        self.write_buf(&buf, 1)
+        let r = self.write_buf(&buf);
+        self.buf = buf;
+        r
     }
 
     /// Appends `value` as one JSON line.
-    pub fn append_json<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> Result<(), StoreError> {
-        let mut buf = serde_json::to_vec(value).map_err(|e| StoreError::Invalid(format!("cannot serialize entry: {e}")))?;
+    pub fn append_json<T: serde::Serialize + ?Sized>(
+        &mut self,
+        value: &T,
+    ) -> Result<(), StoreError> {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        if let Err(e) = serde_json::to_writer(&mut buf, value) {
+            self.buf = buf;
+            return Err(StoreError::Invalid(format!(
+                "{}: cannot serialize entry: {e}",
+                self.path.display()
+            )));
+        }
         buf.push(b'\n');
-        self.write_buf(&buf, 1)
+        let r = self.write_buf(&buf);
+        self.buf = buf;
+        r
     }
 
-    fn write_buf(&mut self, buf: &[u8], lines: usize) -> Result<(), StoreError> {
-        if let Err(e) = self.file.write_all(buf) {
-            // Do not leave a partial line behind for the next append to glue onto.
-            let _ = self.file.set_len(self.len);
-            return Err(StoreError::io(&self.path, "append", e));
+    fn check_usable(&self) -> Result<(), StoreError> {
+        match &self.broken {
+            Some(reason) => Err(StoreError::Unusable {
+                path: self.path.clone(),
+                reason: reason.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn write_buf(&mut self, buf: &[u8]) -> Result<(), StoreError> {
+        self.check_usable()?;
+        if let Err(source) = self.file.write_all(buf) {
+            let rolled_back = self.roll_back(buf.len());
+            if !rolled_back {
+                self.broken = Some(format!(
+                    "a failed append could not be rolled back ({source})"
+                ));
+            }
+            return Err(StoreError::Append {
+                path: self.path.clone(),
+                bytes: buf.len(),
+                rolled_back,
+                source,
+            });
         }
         self.len += buf.len() as u64;
-        self.pending += lines;
-        match self.sync {
-            SyncPolicy::EveryEntry => self.sync()?,
-            SyncPolicy::Grouped { entries, interval } => {
-                if self.pending >= entries.max(1) || self.last_sync.elapsed() >= interval {
-                    self.sync()?;
-                }
-            }
-            SyncPolicy::None => {}
+        self.pending += 1;
+        if self.pending_since.is_none() {
+            self.pending_since = Some(Instant::now());
         }
-        Ok(())
+        match self.sync {
+            SyncPolicy::EveryEntry => self.sync(),
+            SyncPolicy::Grouped { entries, .. } if self.pending >= entries.max(1) => self.sync(),
+            SyncPolicy::Grouped { .. } => self.sync_if_due(),
+            SyncPolicy::None => Ok(()),
+        }
+    }
+
+    /// Cuts the file back to its length before a failed append of `n`
+    /// bytes. Returns false when that could not be done safely.
+    fn roll_back(&mut self, n: usize) -> bool {
+        let now = match self.file.metadata() {
+            Ok(m) => m.len(),
+            Err(_) => return false,
+        };
+        if now == self.len {
+            return true;
+        }
+        // Only cut what this append can have written; anything else is not
+        // ours to remove.
+        if now < self.len || now > self.len + n as u64 {
+            return false;
+        }
+        self.file.set_len(self.len).is_ok()
+    }
+
+    /// Returns when the pending lines must be synced under the grouped
+    /// policy (`None` when nothing is pending or the policy is not grouped).
+    pub fn sync_deadline(&self) -> Option<Instant> {
+        match (self.sync, self.pending_since) {
+            (SyncPolicy::Grouped { interval, .. }, Some(t)) if self.pending > 0 => {
+                Some(t + interval)
+            }
+            _ => None,
+        }
+    }
+
+    /// Syncs when the grouped policy's interval has passed for the oldest
+    /// pending line. Call it from an idle loop so lines do not wait for the
+    /// next append.
+    pub fn sync_if_due(&mut self) -> Result<(), StoreError> {
+        match self.sync_deadline() {
+            Some(d) if Instant::now() >= d => self.sync(),
+            _ => Ok(()),
+        }
     }
 
     /// Forces every appended line to stable storage.
     pub fn sync(&mut self) -> Result<(), StoreError> {
+        self.check_usable()?;
         if self.pending > 0 {
-            self.file.sync_data().map_err(|e| StoreError::io(&self.path, "fsync", e))?;
+            if let Err(e) = self.file.sync_data() {
+                // After a failed fsync the kernel may have dropped the dirty
+                // pages: nothing pending can be promised any more.
+                self.broken = Some(format!("fsync failed: {e}"));
+                return Err(StoreError::io(&self.path, "fsync", e));
+            }
         }
         self.pending = 0;
-        self.last_sync = Instant::now();
+        self.pending_since = None;
+        self.synced_len = self.len;
         Ok(())
     }
 
+    /// Syncs, releases the lock and closes the file, reporting a failure
+    /// that dropping would swallow.
+    pub fn close(mut self) -> Result<(), StoreError> {
+        self.sync()
+    }
+
     /// Cuts an incomplete (no newline) or unparsable last line off the file
-    /// and saves it beside the file.
+    /// and saves it beside the file; adds a missing newline after a whole
+    /// last value.
     fn recover(&mut self) -> Result<Recovery, StoreError> {
-        let len = self.file.metadata().map_err(|e| StoreError::io(&self.path, "stat", e))?.len();
+        let len = self
+            .file
+            .metadata()
+            .map_err(|e| StoreError::io(&self.path, "stat", e))?
+            .len();
         if len == 0 {
             return Ok(Recovery::default());
         }
-        let keep = good_prefix_len(&mut self.file, len).map_err(|e| StoreError::io(&self.path, "read", e))?;
-        if keep == len {
-            return Ok(Recovery::default());
+        let tail =
+            inspect_tail(&mut self.file, len).map_err(|e| StoreError::io(&self.path, "read", e))?;
+        match tail {
+            Tail::Clean => Ok(Recovery::default()),
+            Tail::MissingNewline => {
+                self.file
+                    .write_all(b"\n")
+                    .map_err(|e| StoreError::io(&self.path, "append", e))?;
+                self.file
+                    .sync_data()
+                    .map_err(|e| StoreError::io(&self.path, "fsync", e))?;
+                Ok(Recovery {
+                    newline_added: true,
+                    ..Recovery::default()
+                })
+            }
+            Tail::Torn { keep } => {
+                let mut torn = Vec::new();
+                self.file
+                    .seek(SeekFrom::Start(keep))
+                    .map_err(|e| StoreError::io(&self.path, "seek", e))?;
+                (&self.file)
+                    .take(len - keep)
+                    .read_to_end(&mut torn)
+                    .map_err(|e| StoreError::io(&self.path, "read", e))?;
+                // The cut bytes are made durable before they leave the file:
+                // a crash in between leaves them in both places, never in none.
+                let sidecar = sidecar_path(&self.path);
+                crate::snapshot::write_atomic(&sidecar, &torn)?;
+                self.file
+                    .set_len(keep)
+                    .map_err(|e| StoreError::io(&self.path, "truncate", e))?;
+                self.file
+                    .sync_all()
+                    .map_err(|e| StoreError::io(&self.path, "fsync", e))?;
+                Ok(Recovery {
+                    torn_bytes: len - keep,
+                    sidecar: Some(sidecar),
+                    newline_added: false,
+                })
+            }
         }
-        let mut torn = Vec::new();
-        self.file.seek(SeekFrom::Start(keep)).map_err(|e| StoreError::io(&self.path, "seek", e))?;
-        (&self.file).take(len - keep).read_to_end(&mut torn).map_err(|e| StoreError::io(&self.path, "read", e))?;
-        let sidecar = sidecar_path(&self.path);
-        crate::snapshot::write_atomic(&sidecar, &torn)?;
-        self.file.set_len(keep).map_err(|e| StoreError::io(&self.path, "truncate", e))?;
-        self.file.sync_all().map_err(|e| StoreError::io(&self.path, "fsync", e))?;
-        Ok(Recovery { torn_bytes: len - keep, sidecar: Some(sidecar) })
     }
 }
 
 impl Drop for AppendWriter {
     fn drop(&mut self) {
         let _ = self.sync();
+        // The holder file goes before the lock (released when `file` is
+        // closed after this), so it never names a writer that is gone while
+        // a new one holds the lock.
+        crate::lock::release(&self.path);
     }
 }
 
-fn memchr_newline(b: &[u8]) -> bool {
-    b.contains(&b'\n')
+/// Opens `path` for reading and appending, creating it (0600) if missing,
+/// refusing symbolic links and non-regular files. Returns whether it was
+/// created.
+fn open_regular(path: &Path) -> Result<(File, bool), StoreError> {
+    let mut o = OpenOptions::new();
+    o.read(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    let mut created = false;
+    let file = match o.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            let mut c = o.clone();
+            c.create_new(true);
+            match c.open(path) {
+                Ok(f) => {
+                    created = true;
+                    f
+                }
+                // Someone created it in between: open what is there.
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+                    o.open(path).map_err(|e| open_error(path, e))?
+                }
+                Err(e) => return Err(open_error(path, e)),
+            }
+        }
+        Err(e) => return Err(open_error(path, e)),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| StoreError::io(path, "stat", e))?;
+    if !meta.is_file() {
+        return Err(StoreError::NotRegularFile {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok((file, created))
 }
 
-/// Returns the length of the longest prefix of whole lines, dropping a last
-/// line that has no newline or is not valid JSON.
-fn good_prefix_len(file: &mut File, len: u64) -> std::io::Result<u64> {
-    // Read the tail in growing windows until the last two newlines are found.
+fn open_error(path: &Path, e: std::io::Error) -> StoreError {
+    #[cfg(unix)]
+    let is_link = e.raw_os_error() == Some(libc::ELOOP);
+    #[cfg(not(unix))]
+    let is_link = false;
+    if is_link
+        || path
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+    {
+        StoreError::Symlink {
+            path: path.to_path_buf(),
+        }
+    } else if path.is_dir() {
+        StoreError::NotRegularFile {
+            path: path.to_path_buf(),
+        }
+    } else {
+        StoreError::io(path, "open", e)
+    }
+}
+
+/// The state of the end of a JSONL file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tail {
+    /// Ends with a newline after a whole line (or is empty).
+    Clean,
+    /// The last line is a whole JSON object or array without its newline.
+    MissingNewline,
+    /// The last line is incomplete or not valid JSON; the first `keep`
+    /// bytes are whole lines.
+    Torn {
+        /// Length of the prefix of whole lines.
+        keep: u64,
+    },
+}
+
+/// Looks at the last line of `file` (of length `len`) and tells whether it
+/// is whole.
+pub fn inspect_tail(file: &mut File, len: u64) -> std::io::Result<Tail> {
+    if len == 0 {
+        return Ok(Tail::Clean);
+    }
+    // Read the tail in growing windows until the start of the last line is
+    // found.
     let mut window = 64 * 1024u64;
     loop {
         let start = len.saturating_sub(window);
         let mut tail = Vec::with_capacity((len - start) as usize);
         file.seek(SeekFrom::Start(start))?;
         (&*file).take(len - start).read_to_end(&mut tail)?;
-        let ends_with_newline = tail.last() == Some(&b'\n');
-        let body = if ends_with_newline { &tail[..tail.len() - 1] } else { &tail[..] };
-        match body.iter().rposition(|&b| b == b'\n') {
-            Some(i) => {
-                let line_start = start + i as u64 + 1;
-                let last = &body[i + 1..];
-                return Ok(if ends_with_newline && line_ok(last) { len } else { line_start });
-            }
-            None if start == 0 => {
-                return Ok(if ends_with_newline && line_ok(body) { len } else { 0 });
-            }
-            None => window *= 4,
+        if (tail.len() as u64) < len - start {
+            // The file shrank while we looked; look again.
+            return inspect_tail(file, start + tail.len() as u64);
         }
+        let terminated = tail.last() == Some(&b'\n');
+        let body = if terminated {
+            &tail[..tail.len() - 1]
+        } else {
+            &tail[..]
+        };
+        let found = body.iter().rposition(|&b| b == b'\n');
+        if found.is_none() && start > 0 {
+            window = window.saturating_mul(4);
+            continue;
+        }
+        let (line_start, last) = match found {
+            Some(i) => (start + i as u64 + 1, &body[i + 1..]),
+            None => (0, body),
+        };
+        return Ok(classify_last(last, terminated, line_start));
+    }
+}
+
+fn classify_last(last: &[u8], terminated: bool, line_start: u64) -> Tail {
+    let last = last.strip_suffix(b"\r").unwrap_or(last);
+    if terminated {
+        if line_ok(last) {
+            Tail::Clean
+        } else {
+            Tail::Torn { keep: line_start }
+        }
+    } else if whole_record(last) {
+        Tail::MissingNewline
+    } else {
+        Tail::Torn { keep: line_start }
     }
 }
 
 fn line_ok(line: &[u8]) -> bool {
-    line.iter().all(u8::is_ascii_whitespace) || serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok()
+    crate::read::is_blank(line) || serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok()
 }
 
-/// Returns a fresh sidecar path for bytes cut from `path`.
+/// True for a whole JSON object or array: a cut-short write of one can
+/// never parse, unlike a cut-short number.
+fn whole_record(line: &[u8]) -> bool {
+    let first = line.iter().find(|b| !b.is_ascii_whitespace());
+    matches!(first, Some(b'{') | Some(b'['))
+        && serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok()
+}
+
+/// Returns a fresh sidecar path for bytes cut from `path`:
+/// `<file>.torn-<UTC time>` (with `-1`, `-2`, … when taken).
 pub fn sidecar_path(path: &Path) -> PathBuf {
     let stamp = chrono::Utc::now().format("%Y-%m-%dT%H-%M-%S%.3fZ");
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    parent_dir(path).join(format!("{name}.torn-{stamp}"))
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let dir = parent_dir(path);
+    let base = dir.join(format!("{name}.torn-{stamp}"));
+    if base.symlink_metadata().is_err() {
+        return base;
+    }
+    (1u32..)
+        .map(|i| dir.join(format!("{name}.torn-{stamp}-{i}")))
+        .find(|p| p.symlink_metadata().is_err())
+        .unwrap_or(base)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn appends_whole_lines_and_cuts_a_torn_tail() {
@@ -275,6 +604,11 @@ mod tests {
         let (_w, _) = AppendWriter::open(&p, AppendOptions::default()).unwrap();
         let err = AppendWriter::open(&p, AppendOptions::default()).unwrap_err();
         assert!(matches!(err, StoreError::Locked { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .contains(&format!("pid {}", std::process::id())),
+            "{err}"
+        );
     }
 
     #[test]
@@ -285,5 +619,157 @@ mod tests {
         let (_w, rec) = AppendWriter::open(&p, AppendOptions::default()).unwrap();
         assert_eq!(rec.torn_bytes, 6);
         assert_eq!(fs::read(&p).unwrap(), b"{\"a\":1}\n");
+    }
+
+    #[test]
+    fn a_whole_last_object_gets_its_newline() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        fs::write(&p, b"{\"a\":1}\n{\"b\":2}").unwrap();
+        let (mut w, rec) = AppendWriter::open(&p, AppendOptions::default()).unwrap();
+        assert!(rec.newline_added && rec.torn_bytes == 0 && !rec.is_clean());
+        w.append_line(b"{\"c\":3}").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n");
+    }
+
+    #[test]
+    fn a_torn_tail_longer_than_the_first_window_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        let long = format!("{{\"x\":\"{}", "y".repeat(300_000));
+        fs::write(&p, format!("{{\"a\":1}}\n{long}")).unwrap();
+        let (_w, rec) = AppendWriter::open(&p, AppendOptions::default()).unwrap();
+        assert_eq!(rec.torn_bytes, long.len() as u64);
+        assert_eq!(fs::read(&p).unwrap(), b"{\"a\":1}\n");
+    }
+
+    #[test]
+    fn a_file_of_one_torn_line_is_emptied() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        fs::write(&p, b"\0\0\0\0").unwrap();
+        let (w, rec) = AppendWriter::open(&p, AppendOptions::default()).unwrap();
+        assert_eq!(rec.torn_bytes, 4);
+        assert!(w.is_empty());
+    }
+
+    #[test]
+    fn sidecars_never_overwrite_each_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        let mut seen = std::collections::BTreeSet::new();
+        for i in 0..5 {
+            fs::write(&p, format!("{{\"n\":{i}")).unwrap();
+            let (_w, rec) = AppendWriter::open(&p, AppendOptions::default()).unwrap();
+            let s = rec.sidecar.unwrap();
+            assert_eq!(fs::read_to_string(&s).unwrap(), format!("{{\"n\":{i}"));
+            assert!(seen.insert(s));
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinked_session_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("elsewhere.jsonl");
+        fs::write(&target, b"{\"a\":1}\n").unwrap();
+        let link = dir.path().join("s.jsonl");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let err = AppendWriter::open(&link, AppendOptions::default()).unwrap_err();
+        assert!(matches!(err, StoreError::Symlink { .. }), "{err}");
+        // A dangling link is refused too, and nothing is created through it.
+        fs::remove_file(&target).unwrap();
+        let err = AppendWriter::open(&link, AppendOptions::default()).unwrap_err();
+        assert!(matches!(err, StoreError::Symlink { .. }), "{err}");
+        assert!(!target.exists());
+        // Links among the directories are followed.
+        let real = dir.path().join("real");
+        fs::create_dir(&real).unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("via")).unwrap();
+        let (mut w, _) =
+            AppendWriter::open(&dir.path().join("via/s.jsonl"), AppendOptions::default()).unwrap();
+        w.append_line(b"{}").unwrap();
+        assert_eq!(fs::read(real.join("s.jsonl")).unwrap(), b"{}\n");
+    }
+
+    #[test]
+    fn directories_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = AppendWriter::open(dir.path(), AppendOptions::default()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StoreError::NotRegularFile { .. } | StoreError::Io { .. }
+            ),
+            "{err}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn files_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("new/sub/s.jsonl");
+        let (mut w, _) = AppendWriter::open(&p, AppendOptions::default()).unwrap();
+        w.append_line(b"{}").unwrap();
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert_eq!(
+            fs::metadata(p.parent().unwrap())
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777,
+            0o700
+        );
+        assert_eq!(
+            fs::metadata(dir.path().join("new"))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777,
+            0o700
+        );
+    }
+
+    #[test]
+    fn grouped_policy_syncs_by_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        let sync = SyncPolicy::Grouped {
+            entries: 3,
+            interval: Duration::from_secs(3600),
+        };
+        let (mut w, _) = AppendWriter::open(
+            &p,
+            AppendOptions {
+                sync,
+                lock: LockMode::Fail,
+            },
+        )
+        .unwrap();
+        w.append_line(b"1").unwrap();
+        w.append_line(b"2").unwrap();
+        assert_eq!(w.pending(), 2);
+        assert!(w.sync_deadline().is_some());
+        assert_eq!(w.durable_len(), 0);
+        w.append_line(b"3").unwrap();
+        assert_eq!(w.pending(), 0);
+        assert_eq!(w.durable_len(), 6);
+        assert!(w.sync_deadline().is_none());
+    }
+
+    #[test]
+    fn lines_with_newlines_are_refused_and_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        let (mut w, _) = AppendWriter::open(&p, AppendOptions::default()).unwrap();
+        assert!(w.append_line(b"{}\n{}").is_err());
+        assert!(w.is_empty());
+        w.close().unwrap();
+        assert!(!crate::lock::holder_path(&p).exists());
     }
 }

@@ -6,6 +6,8 @@
 //! - [`snapshot`]: atomic whole-file snapshots (temp file, sync, rename,
 //!   directory sync).
 //! - [`names`]: validation of ids and names that become paths.
+//! - [`lock`]: one writer per file, and who holds it.
+//! - [`read`]: reading files being appended to, whole lines only.
 //!
 //! On top of these sit the seed systems' APIs (pi's session manager,
 //! codelia's run recorder, jido_code's persistence, acpx's session store).
@@ -16,9 +18,12 @@ pub mod append;
 pub mod codelia;
 pub mod error;
 pub mod jido;
+pub mod lock;
 pub mod names;
 pub mod pi;
+pub mod read;
 pub mod snapshot;
 
 pub use append::{AppendOptions, AppendWriter, LockMode, Recovery, SyncPolicy};
 pub use error::StoreError;
+pub use lock::{LockHolder, LockState};

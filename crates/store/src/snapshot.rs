@@ -1,5 +1,15 @@
 //! Atomic whole-file snapshots: a reader sees the old file or the new one,
 //! never a mix, and an acknowledged write survives a crash.
+//!
+//! [`write_atomic`] writes a temp file (0600) in the same directory, syncs
+//! it, renames it over the target and syncs the directory. Every
+//! snapshot-style format (resume state, acpx `session.json`, jido files)
+//! goes through it.
+//!
+//! When the target is a symbolic link, the rename replaces the link itself
+//! with a regular file; the file the link pointed at is left as it was.
+//! A crash can leave a temp file behind (named `.<file>.<pid>.<n>.tmp`, see
+//! [`is_temp_name`]); it never replaces the target and can be removed.
 
 use crate::StoreError;
 use std::fs::{self, File, OpenOptions};
@@ -7,9 +17,20 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Creates `dir` and its missing parents; directories it creates are 0700.
+/// Existing directories are left as they are.
 pub fn ensure_dir(dir: &Path) -> Result<(), StoreError> {
     if dir.is_dir() {
         return Ok(());
+    }
+    if dir.exists() {
+        return Err(StoreError::io(
+            dir,
+            "create directory",
+            std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "exists and is not a directory",
+            ),
+        ));
     }
     let mut builder = fs::DirBuilder::new();
     builder.recursive(true);
@@ -18,7 +39,9 @@ pub fn ensure_dir(dir: &Path) -> Result<(), StoreError> {
         use std::os::unix::fs::DirBuilderExt;
         builder.mode(0o700);
     }
-    builder.create(dir).map_err(|e| StoreError::io(dir, "create directory", e))
+    builder
+        .create(dir)
+        .map_err(|e| StoreError::io(dir, "create directory", e))
 }
 
 /// Syncs a directory so a rename or create inside it is durable.
@@ -26,7 +49,8 @@ pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
     #[cfg(unix)]
     {
         let d = File::open(dir).map_err(|e| StoreError::io(dir, "open directory", e))?;
-        d.sync_all().map_err(|e| StoreError::io(dir, "fsync directory", e))?;
+        d.sync_all()
+            .map_err(|e| StoreError::io(dir, "fsync directory", e))?;
     }
     let _ = dir;
     Ok(())
@@ -36,13 +60,34 @@ pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
 /// directory, synced, renamed over `path`, then the directory synced. On
 /// failure the temp file is removed and `path` is untouched.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    write_atomic_with(path, |w| w.write_all(bytes))
+}
+
+/// Like [`write_atomic`], but the content is streamed by `fill` into a
+/// buffered writer (for snapshots too large to build in memory first).
+pub fn write_atomic_with<F>(path: &Path, fill: F) -> Result<(), StoreError>
+where
+    F: FnOnce(&mut dyn Write) -> std::io::Result<()>,
+{
     let dir = parent_dir(path);
     ensure_dir(&dir)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if path.is_dir() {
+        return Err(StoreError::NotRegularFile {
+            path: path.to_path_buf(),
+        });
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), unique()));
     let result = (|| {
-        let mut f = create_private(&tmp)?;
-        f.write_all(bytes).map_err(|e| StoreError::io(&tmp, "write", e))?;
+        let f = create_private(&tmp)?;
+        let mut w = std::io::BufWriter::new(f);
+        fill(&mut w).map_err(|e| StoreError::io(&tmp, "write", e))?;
+        let f = w
+            .into_inner()
+            .map_err(|e| StoreError::io(&tmp, "write", e.into_error()))?;
         f.sync_all().map_err(|e| StoreError::io(&tmp, "fsync", e))?;
         drop(f);
         fs::rename(&tmp, path).map_err(|e| StoreError::io(path, "rename", e))?;
@@ -55,7 +100,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 }
 
 /// Creates a new file readable and writable by the owner only (0600);
-/// fails if it exists.
+/// fails if it exists (a symbolic link included).
 pub fn create_private(path: &Path) -> Result<File, StoreError> {
     let mut o = OpenOptions::new();
     o.write(true).create_new(true);
@@ -73,6 +118,23 @@ pub fn parent_dir(path: &Path) -> PathBuf {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     }
+}
+
+/// True for the name of a temp file [`write_atomic`] left behind in a
+/// crash (`.<file>.<pid>.<n>.tmp`).
+pub fn is_temp_name(name: &str) -> bool {
+    let Some(inner) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+        return false;
+    };
+    let mut parts = inner.rsplitn(3, '.');
+    let n = parts.next().unwrap_or("");
+    let pid = parts.next().unwrap_or("");
+    let file = parts.next().unwrap_or("");
+    !file.is_empty()
+        && !n.is_empty()
+        && !pid.is_empty()
+        && n.bytes().all(|b| b.is_ascii_digit())
+        && pid.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn unique() -> u64 {
@@ -99,10 +161,60 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
-            assert_eq!(fs::metadata(p.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
+            assert_eq!(
+                fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+                0o600
+            );
+            assert_eq!(
+                fs::metadata(p.parent().unwrap())
+                    .unwrap()
+                    .permissions()
+                    .mode()
+                    & 0o777,
+                0o700
+            );
         }
         let leftovers = fs::read_dir(p.parent().unwrap()).unwrap().count();
         assert_eq!(leftovers, 1);
+    }
+
+    #[test]
+    fn a_failed_fill_leaves_the_old_file_and_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("state.json");
+        write_atomic(&p, b"old").unwrap();
+        let err = write_atomic_with(&p, |w| {
+            w.write_all(b"half")?;
+            Err(std::io::Error::other("source failed"))
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("source failed"), "{err}");
+        assert_eq!(fs::read(&p).unwrap(), b"old");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_target_is_replaced_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("elsewhere");
+        fs::write(&target, b"keep").unwrap();
+        let link = dir.path().join("state.json");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"keep");
+        assert!(!fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(fs::read(&link).unwrap(), b"new");
+    }
+
+    #[test]
+    fn temp_names_are_recognised() {
+        assert!(is_temp_name(".state.json.123.456.tmp"));
+        assert!(!is_temp_name("state.json"));
+        assert!(!is_temp_name(".state.tmp"));
+        assert!(!is_temp_name(".x.a.1.tmp"));
     }
 }
