@@ -4,9 +4,17 @@
 //! Readers never look at environment variables themselves: the caller
 //! captures them once in a [`DiscoverEnv`] and passes it in, so discovery is
 //! hermetic in tests.
+//!
+//! Discovery never fails: a directory that cannot be listed is skipped and
+//! reported as a [`Diagnostic`] (see [`discover_report`]), symlinked
+//! directories are entered at most once (so a symlink loop cannot hang a
+//! walk), and every walk has a depth limit.
+//!
+//! [`Format::discover`]: crate::Format::discover
 
-use crate::registry;
-use std::collections::BTreeMap;
+use crate::{registry, Diagnostic};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// The inputs of discovery: the home directory, the environment variables
@@ -21,15 +29,54 @@ pub struct DiscoverEnv {
     pub roots: BTreeMap<String, Vec<PathBuf>>,
 }
 
+/// The environment variables agents honour for their data locations; the
+/// CLI captures these (and only these) from the process environment.
+pub const AGENT_VARS: &[&str] = &[
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "GEMINI_CLI_HOME",
+    "GEMINI_DATA_DIR",
+    "CURSOR_CONFIG_DIR",
+    "PI_CODING_AGENT_DIR",
+    "PI_AGENT_DIR",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CACHE_HOME",
+    "OPENCODE_DATA_DIR",
+    "DROID_SESSIONS_DIR",
+    "ACPX_HOME",
+    "CODELIA_HOME",
+    "JIDO_HOME",
+    "SPECSTORY_HOME",
+];
+
 impl DiscoverEnv {
     /// Returns an environment with only a home directory.
     pub fn with_home(home: impl Into<PathBuf>) -> DiscoverEnv {
-        DiscoverEnv { home: home.into(), ..DiscoverEnv::default() }
+        DiscoverEnv {
+            home: home.into(),
+            ..DiscoverEnv::default()
+        }
     }
 
     /// Returns the variable `name`, when set and not empty.
     pub fn var(&self, name: &str) -> Option<&str> {
-        self.vars.get(name).map(String::as_str).filter(|v| !v.is_empty())
+        self.vars
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+
+    /// Returns the variable `name` as a path, with a leading `~/` expanded
+    /// to the home directory.
+    pub fn var_path(&self, name: &str) -> Option<PathBuf> {
+        let v = self.var(name)?;
+        Some(match v.strip_prefix("~/") {
+            Some(rest) => self.home.join(rest),
+            None if v == "~" => self.home.clone(),
+            None => PathBuf::from(v),
+        })
     }
 
     /// Returns the override roots for `format`, when any were given.
@@ -40,6 +87,18 @@ impl DiscoverEnv {
     /// Returns `home/rel`.
     pub fn home_join(&self, rel: impl AsRef<Path>) -> PathBuf {
         self.home.join(rel)
+    }
+
+    /// Returns `$XDG_CONFIG_HOME`, or `~/.config` when unset.
+    pub fn xdg_config_home(&self) -> PathBuf {
+        self.var_path("XDG_CONFIG_HOME")
+            .unwrap_or_else(|| self.home.join(".config"))
+    }
+
+    /// Returns `$XDG_DATA_HOME`, or `~/.local/share` when unset.
+    pub fn xdg_data_home(&self) -> PathBuf {
+        self.var_path("XDG_DATA_HOME")
+            .unwrap_or_else(|| self.home.join(".local/share"))
     }
 }
 
@@ -52,10 +111,29 @@ pub struct Found {
     pub format: &'static str,
 }
 
+/// What discovery found, and the places it could not look.
+#[derive(Clone, Debug, Default)]
+pub struct Discovery {
+    /// Sessions, ordered by format (registry order) then path.
+    pub found: Vec<Found>,
+    /// Directories that could not be listed, and similar problems.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
 /// Returns every session of every format (or of `only`, by name) found in
 /// `env`, ordered by format then path.
 pub fn discover_all(env: &DiscoverEnv, only: Option<&[String]>) -> Vec<Found> {
-    let mut out = Vec::new();
+    discover_report(env, only).found
+}
+
+/// Returns every session of every format (or of `only`, by name) found in
+/// `env`, with a diagnostic for every directory that could not be listed.
+/// A path claimed by two formats is listed once, for the first format in
+/// registry order.
+pub fn discover_report(env: &DiscoverEnv, only: Option<&[String]>) -> Discovery {
+    let previous = PROBLEMS.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    let mut found = Vec::new();
+    let mut seen = HashSet::new();
     for f in registry::all() {
         if only.is_some_and(|names| !names.iter().any(|n| n == f.name())) {
             continue;
@@ -63,21 +141,109 @@ pub fn discover_all(env: &DiscoverEnv, only: Option<&[String]>) -> Vec<Found> {
         let mut paths = f.discover(env);
         paths.sort();
         paths.dedup();
-        out.extend(paths.into_iter().map(|path| Found { path, format: f.name() }));
+        for path in paths {
+            if seen.insert(path.clone()) {
+                found.push(Found {
+                    path,
+                    format: f.name(),
+                });
+            }
+        }
     }
-    out
+    let mut diagnostics = PROBLEMS.with(|p| std::mem::replace(&mut *p.borrow_mut(), previous));
+    diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
+    diagnostics.dedup();
+    Discovery { found, diagnostics }
 }
 
-/// Helper for formats: returns the files under `root` (recursively, not
-/// following symlinks) whose names satisfy `keep`.
+thread_local! {
+    /// Problems met by the walk helpers during the current discovery on
+    /// this thread; [`discover_report`] collects them.
+    static PROBLEMS: RefCell<Vec<Diagnostic>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Records a discovery problem for [`discover_report`] to return.
+pub fn note_problem(d: Diagnostic) {
+    PROBLEMS.with(|p| p.borrow_mut().push(d));
+}
+
+fn note_unreadable(dir: &Path, err: &std::io::Error) {
+    if err.kind() != std::io::ErrorKind::NotFound {
+        note_problem(Diagnostic::warning(
+            dir,
+            None,
+            "unreadable-dir",
+            format!("cannot list this directory ({err}); its sessions are skipped"),
+        ));
+    }
+}
+
+/// A key identifying a directory, the same for every path (symlink or not)
+/// that leads to it.
+fn dir_key(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        use std::hash::{Hash, Hasher};
+        let c = std::fs::canonicalize(path).ok()?;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        c.hash(&mut h);
+        Some((0, h.finish()))
+    }
+}
+
+/// Helper for formats: returns the files under `root` (recursively, at most
+/// `max_depth` directories down) whose paths satisfy `keep`, sorted.
+///
+/// Symlinks to files are followed; symlinks to directories are entered only
+/// when that directory was not entered before, so loops end. Directories
+/// that cannot be listed are skipped and reported (see [`discover_report`]).
+/// When `root` is itself a file, it is returned if `keep` accepts it.
 pub fn walk_files(root: &Path, max_depth: usize, keep: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
+    if root.is_file() {
+        if keep(root) {
+            out.push(root.to_path_buf());
+        }
+        return out;
+    }
+    let mut entered = HashSet::new();
     let mut stack = vec![(root.to_path_buf(), 0usize)];
     while let Some((dir, depth)) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&dir) else { continue };
-        for entry in rd.flatten() {
-            let Ok(ft) = entry.file_type() else { continue };
+        if let Some(k) = dir_key(&dir) {
+            if !entered.insert(k) {
+                continue;
+            }
+        }
+        let rd = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) => {
+                note_unreadable(&dir, &e);
+                continue;
+            }
+        };
+        for entry in rd {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    note_unreadable(&dir, &e);
+                    continue;
+                }
+            };
+            let Ok(mut ft) = entry.file_type() else {
+                continue;
+            };
             let p = entry.path();
+            if ft.is_symlink() {
+                match std::fs::metadata(&p) {
+                    Ok(m) => ft = m.file_type(),
+                    Err(_) => continue, // dangling link
+                }
+            }
             if ft.is_dir() {
                 if depth < max_depth {
                     stack.push((p, depth + 1));
@@ -89,4 +255,69 @@ pub fn walk_files(root: &Path, max_depth: usize, keep: &dyn Fn(&Path) -> bool) -
     }
     out.sort();
     out
+}
+
+/// Helper for formats: returns the subdirectories of `dir` (symlinks to
+/// directories included), sorted. A directory that cannot be listed gives
+/// an empty list and a reported problem; a missing one just an empty list.
+pub fn list_dirs(dir: &Path) -> Vec<PathBuf> {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            note_unreadable(dir, &e);
+            return Vec::new();
+        }
+    };
+    let mut out: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn walks_files_and_survives_symlink_loops() {
+        let tmp = match tempfile::tempdir() {
+            Ok(t) => t,
+            Err(_) => return,
+        };
+        let root = tmp.path();
+        let _ = std::fs::create_dir_all(root.join("a/b"));
+        let _ = std::fs::write(root.join("a/b/x.jsonl"), "{}\n");
+        let _ = std::fs::write(root.join("a/y.txt"), "");
+        #[cfg(unix)]
+        {
+            let _ = std::os::unix::fs::symlink(root, root.join("a/b/loop"));
+            let _ = std::os::unix::fs::symlink(root.join("a/b/x.jsonl"), root.join("a/z.jsonl"));
+        }
+        let got = walk_files(root, 50, &|p| p.extension().is_some_and(|e| e == "jsonl"));
+        let names: Vec<_> = got
+            .iter()
+            .filter_map(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect();
+        #[cfg(unix)]
+        assert_eq!(names, ["x.jsonl", "z.jsonl"]);
+        #[cfg(not(unix))]
+        assert_eq!(names, ["x.jsonl"]);
+    }
+
+    #[test]
+    fn var_paths_expand_the_home() {
+        let mut env = DiscoverEnv::with_home("/home/u");
+        env.vars.insert("CODEX_HOME".into(), "~/cx".into());
+        env.vars.insert("EMPTY".into(), String::new());
+        assert_eq!(
+            env.var_path("CODEX_HOME"),
+            Some(PathBuf::from("/home/u/cx"))
+        );
+        assert_eq!(env.var("EMPTY"), None);
+        assert_eq!(env.xdg_config_home(), PathBuf::from("/home/u/.config"));
+    }
 }

@@ -1,0 +1,197 @@
+//! Cursor CLI (`cursor-agent`) sessions, from either of its two stores:
+//!
+//! - the chat store `~/.cursor/chats/<md5 of cwd>/<id>/store.db`: SQLite
+//!   with a hex-encoded JSON `meta` row and content-addressed `blobs`, where
+//!   message blobs are JSON and tree blobs are protobuf nodes that list
+//!   their children by 32-byte blob id (see [`store`]);
+//! - the agent transcripts
+//!   `~/.cursor/projects/<flattened cwd>/agent-transcripts/<id>/<id>.jsonl`
+//!   (also flat `<id>.jsonl`, and subagents under `<parent>/subagents/`):
+//!   one Anthropic-style message per line plus `turn_ended` lines (see
+//!   [`transcript`]).
+//!
+//! `meta.json` beside a `store.db` gives the title, cwd and model of both.
+//! Its `blobEncryptionKey` is never kept: it is removed before anything is
+//! stored in `extra`. Reading only.
+
+mod content;
+mod meta;
+mod proto;
+mod store;
+mod transcript;
+
+use crate::discover::{list_dirs, walk_files, DiscoverEnv};
+use crate::{Format, FormatError, Read};
+use agentlog_model::Agent;
+use std::collections::HashSet;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+/// The cursor format.
+pub struct CursorFormat;
+
+/// The registry entry.
+pub static FORMAT: CursorFormat = CursorFormat;
+
+/// The first bytes of every SQLite database file.
+const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
+
+impl Format for CursorFormat {
+    fn name(&self) -> &'static str {
+        "cursor"
+    }
+
+    fn description(&self) -> &'static str {
+        "Cursor CLI chat (store.db or agent transcript JSONL)"
+    }
+
+    fn agent(&self) -> Agent {
+        Agent::Cursor
+    }
+
+    fn detect(&self, path: &Path, head: &[u8]) -> u8 {
+        if head.starts_with(SQLITE_MAGIC) {
+            return if path.file_name().is_some_and(|n| n == "store.db") {
+                95
+            } else {
+                20
+            };
+        }
+        if head.is_empty() && path.join("store.db").is_file() {
+            return 80;
+        }
+        if transcript::looks_like(head) {
+            if path_has_component(path, "agent-transcripts") {
+                90
+            } else {
+                60
+            }
+        } else {
+            0
+        }
+    }
+
+    fn discover(&self, env: &DiscoverEnv) -> Vec<PathBuf> {
+        match env.roots_for(self.name()) {
+            Some(roots) => roots.iter().flat_map(|r| discover_in(r, true)).collect(),
+            None => default_roots(env)
+                .iter()
+                .flat_map(|r| discover_in(r, false))
+                .collect(),
+        }
+    }
+
+    fn read_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
+        if bytes.starts_with(SQLITE_MAGIC) {
+            if path.is_file() {
+                return store::read(path);
+            }
+            return Err(FormatError::invalid(
+                path,
+                None,
+                "a Cursor store.db can only be read from its file on disk",
+            ));
+        }
+        transcript::read(path, bytes)
+    }
+
+    fn read_path(&self, path: &Path) -> Result<Read, FormatError> {
+        if path.is_dir() {
+            let db = path.join("store.db");
+            if db.is_file() {
+                return store::read(&db);
+            }
+            return Err(FormatError::invalid(
+                path,
+                None,
+                "a directory, but not a Cursor chat directory (no store.db in it)",
+            ));
+        }
+        let mut magic = [0u8; 16];
+        let n = std::fs::File::open(path)
+            .and_then(|f| f.take(16).read(&mut magic))
+            .map_err(|e| FormatError::io(path, e))?;
+        if magic[..n] == *SQLITE_MAGIC {
+            return store::read(path);
+        }
+        let bytes = std::fs::read(path).map_err(|e| FormatError::io(path, e))?;
+        transcript::read(path, &bytes)
+    }
+}
+
+/// True when one of the path's components is `name`.
+fn path_has_component(path: &Path, name: &str) -> bool {
+    path.components().any(|c| c.as_os_str() == name)
+}
+
+/// Returns Cursor's data directories: `$CURSOR_CONFIG_DIR`, or `~/.cursor`
+/// and (when it exists) `$XDG_CONFIG_HOME/cursor`, plus `~/.cursor-server`
+/// on remote machines.
+fn default_roots(env: &DiscoverEnv) -> Vec<PathBuf> {
+    if let Some(dir) = env.var_path("CURSOR_CONFIG_DIR") {
+        return vec![dir];
+    }
+    let mut roots = vec![env.home_join(".cursor")];
+    for extra in [
+        env.xdg_config_home().join("cursor"),
+        env.home_join(".cursor-server"),
+    ] {
+        if extra.is_dir() && !roots.contains(&extra) {
+            roots.push(extra);
+        }
+    }
+    roots
+}
+
+/// Returns the sessions under one Cursor data directory: transcripts first,
+/// then chat stores whose session has no transcript (one source per
+/// session; the transcript is read with the store's metadata).
+///
+/// An explicit root (`--root cursor=…`) may also be a transcripts folder
+/// or a folder of chat directories: every `*.jsonl` and `store.db` under it
+/// counts.
+fn discover_in(root: &Path, explicit: bool) -> Vec<PathBuf> {
+    let mut transcripts = Vec::new();
+    for project in list_dirs(&root.join("projects")) {
+        let dir = project.join("agent-transcripts");
+        if dir.is_dir() {
+            transcripts.extend(walk_files(&dir, 3, &is_jsonl));
+        }
+    }
+    let mut stores = Vec::new();
+    for workspace in list_dirs(&root.join("chats")) {
+        for chat in list_dirs(&workspace) {
+            let db = chat.join("store.db");
+            if db.is_file() {
+                stores.push(db);
+            }
+        }
+    }
+    if explicit && transcripts.is_empty() && stores.is_empty() {
+        for p in walk_files(root, 6, &|p| {
+            is_jsonl(p) || p.file_name().is_some_and(|n| n == "store.db")
+        }) {
+            if is_jsonl(&p) {
+                transcripts.push(p);
+            } else {
+                stores.push(p);
+            }
+        }
+    }
+    let ids: HashSet<String> = transcripts.iter().filter_map(|p| file_stem(p)).collect();
+    stores.retain(|db| {
+        db.parent()
+            .and_then(|d| d.file_name())
+            .is_none_or(|n| !ids.contains(&*n.to_string_lossy()))
+    });
+    transcripts.extend(stores);
+    transcripts
+}
+
+fn is_jsonl(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "jsonl")
+}
+
+fn file_stem(p: &Path) -> Option<String> {
+    p.file_stem().map(|s| s.to_string_lossy().into_owned())
+}
