@@ -2,13 +2,16 @@
 //! session file and prints `ack <id>` on stdout after each append that
 //! returned `Ok`, until it is killed.
 //!
-//! `crash-writer FILE RUN [--policy every|grouped|none] [--tear N] [--wait]`
+//! `crash-writer FILE RUN [--policy every|grouped|none] [--tear N] [--wait] [--count N]`
 //!
 //! - `RUN` goes into every id (`r<RUN>-<i>`), so ids are unique across runs.
 //! - `--tear N`: after `N` acknowledged entries, write the first part of a
 //!   line straight to the file (bypassing the writer), print `tear <bytes>`
 //!   and abort, as a crash in the middle of a write would leave it.
-//! - Under `grouped` and `none`, `ack` lines follow each sync instead.
+//! - Under `grouped`, `ack` lines follow each sync instead; under `none`
+//!   they follow each write.
+//!
+//! - `--count N`: stop after `N` entries, close and print `done`.
 //!
 //! It prints `open <torn_bytes> <newline_added>` once the file is open.
 
@@ -37,6 +40,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut sync = SyncPolicy::EveryEntry;
     let mut tear: Option<u64> = None;
     let mut lock = LockMode::Fail;
+    let mut count = u64::MAX;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--policy" => {
@@ -52,6 +56,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             }
             "--tear" => tear = Some(args.next().ok_or("--tear needs a count")?.parse()?),
             "--wait" => lock = LockMode::Wait,
+            "--count" => count = args.next().ok_or("--count needs a number")?.parse()?,
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
@@ -62,7 +67,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     out.flush()?;
     let mut unacked: Vec<String> = Vec::new();
     let mut seed = run.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    for i in 0u64.. {
+    for i in 0..count {
         if tear == Some(i) {
             // Half of a line, written the way a crash mid-write leaves it.
             let line = entry(run, i, pad_len(&mut seed));
@@ -76,13 +81,21 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         let id = format!("r{run}-{i}");
         w.append_line(entry(run, i, pad_len(&mut seed)).as_bytes())?;
         unacked.push(id);
-        if w.pending() == 0 {
+        // Under `none` a line counts once written (it survives the
+        // process, not a power loss); otherwise once synced.
+        if w.pending() == 0 || w.policy() == SyncPolicy::None {
             for id in unacked.drain(..) {
                 writeln!(out, "ack {id}")?;
             }
             out.flush()?;
         }
     }
+    w.close()?;
+    for id in unacked.drain(..) {
+        writeln!(out, "ack {id}")?;
+    }
+    writeln!(out, "done")?;
+    out.flush()?;
     Ok(())
 }
 
@@ -93,8 +106,8 @@ fn pad_len(seed: &mut u64) -> usize {
     *seed ^= *seed >> 7;
     *seed ^= *seed << 17;
     match *seed % 16 {
-        0 => 40_000 + (*seed >> 8) as usize % 60_000,
-        1..=3 => 4_000 + (*seed >> 8) as usize % 12_000,
+        0 => 8_000 + (*seed >> 8) as usize % 32_000,
+        1..=3 => 2_000 + (*seed >> 8) as usize % 6_000,
         _ => 50 + (*seed >> 8) as usize % 1_500,
     }
 }
