@@ -8,6 +8,7 @@
 //! - [`names`]: validation of ids and names that become paths.
 //! - [`lock`]: one writer per file, and who holds it.
 //! - [`read`]: reading files being appended to, whole lines only.
+//! - [`check`]: health checks and tail repairs for `agentlog doctor`.
 //!
 //! On top of these sit the seed systems' APIs (pi's session manager,
 //! codelia's run recorder, jido_code's persistence, acpx's session store).
@@ -15,6 +16,7 @@
 
 pub mod acpx;
 pub mod append;
+pub mod check;
 pub mod codelia;
 pub mod error;
 pub mod jido;
