@@ -1,1 +1,0 @@
-//! Placeholder: the codelia API is being written.
