@@ -1,0 +1,991 @@
+//! Reading a Claude Code transcript into the model.
+//!
+//! One pass over the lines builds the entries:
+//! - an assistant line that continues the response of the line before it
+//!   (same `message.id` and `requestId`) is merged into that entry: one
+//!   message, the union of distinct blocks, the usage counted once;
+//! - a line that repeats the uuid of the line before it (a resumed session
+//!   replays its last record) is kept with that entry;
+//! - a record without `uuid` gets the id `line-<n>` and is chained in after
+//!   the record before it, so the conversation stays one path;
+//! - a sidechain root hangs under the main-line message that spawned it and
+//!   a `compact_boundary` under its `logicalParentUuid`.
+//!
+//! Every entry then keeps, under [`MARK`], what its native lines still
+//! differ in from a rebuilt line, so the writer gives them back exactly.
+
+use super::wire::{self, MARK};
+use crate::Diagnostic;
+use agentlog_model::{
+    Agent, Block, BlockKind, Entry, EntryKind, Extra, Message, Role, Session, SessionMeta,
+    Timestamp,
+};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// One native line kept with the entry it was read into.
+struct Line {
+    number: u64,
+    raw: Value,
+    /// For merged chunks: the indices of the message blocks this line held.
+    blocks: Option<Vec<usize>>,
+}
+
+/// Record types that are session metadata, kept as custom entries.
+const METADATA_TYPES: &[&str] = &[
+    "last-prompt",
+    "mode",
+    "permission-mode",
+    "agent-name",
+    "agent-setting",
+    "pr-link",
+    "frame-link",
+    "worktree-state",
+    "relocated",
+    "bridge-session",
+    "atis-latch",
+    "started",
+    "result",
+    "tag",
+];
+
+/// Record types kept as events.
+const EVENT_TYPES: &[&str] = &[
+    "system",
+    "attachment",
+    "progress",
+    "queue-operation",
+    "file-history-snapshot",
+];
+
+/// Record types that name the session.
+const TITLE_TYPES: &[&str] = &["summary", "custom-title", "ai-title"];
+
+#[derive(Default)]
+struct MetaAcc {
+    session_ids: Vec<String>,
+    cwd: Option<String>,
+    version: Option<String>,
+    git_branch: Option<String>,
+    slug: Option<String>,
+    agent_id: Option<String>,
+    created: Option<Timestamp>,
+    updated: Option<Timestamp>,
+    summary: Option<String>,
+    ai_title: Option<String>,
+    custom_title: Option<String>,
+    model: Option<String>,
+}
+
+impl MetaAcc {
+    fn observe(&mut self, o: &Map<String, Value>) {
+        let s = |k: &str| o.get(k).and_then(Value::as_str);
+        if let Some(id) = s("sessionId") {
+            if !self.session_ids.iter().any(|x| x == id) {
+                self.session_ids.push(id.to_string());
+            }
+        }
+        if self.cwd.is_none() {
+            self.cwd = s("cwd").map(str::to_string);
+        }
+        if let Some(v) = s("version") {
+            self.version = Some(v.to_string());
+        }
+        if let Some(b) = s("gitBranch").filter(|b| !b.is_empty()) {
+            self.git_branch = Some(b.to_string());
+        }
+        if self.slug.is_none() {
+            self.slug = s("slug").map(str::to_string);
+        }
+        if self.agent_id.is_none() {
+            self.agent_id = s("agentId").map(str::to_string);
+        }
+        if let Some(ts) = timestamp_of(o) {
+            if ts.to_utc().is_some() {
+                if self.created.is_none() {
+                    self.created = Some(ts.clone());
+                }
+                self.updated = Some(ts);
+            }
+        }
+        match s("type") {
+            Some("summary") => self.summary = s("summary").map(str::to_string),
+            Some("ai-title") => self.ai_title = s("aiTitle").map(str::to_string),
+            Some("custom-title") => self.custom_title = s("customTitle").map(str::to_string),
+            _ => {}
+        }
+        if let Some(m) = o.get("message").and_then(Value::as_object) {
+            if m.get("role").and_then(Value::as_str) == Some("assistant") {
+                if let Some(model) = m.get("model").and_then(Value::as_str) {
+                    if model != "<synthetic>" {
+                        self.model = Some(model.to_string());
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn timestamp_of(o: &Map<String, Value>) -> Option<Timestamp> {
+    match o.get("timestamp")? {
+        Value::String(s) => Some(Timestamp::Text(s.clone())),
+        Value::Number(n) => n.as_i64().map(Timestamp::Millis),
+        _ => None,
+    }
+}
+
+fn without(o: &Map<String, Value>, keys: &[&str]) -> Extra {
+    o.iter()
+        .filter(|(k, _)| !keys.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// Envelope keys the model holds for every record.
+const ENVELOPE: [&str; 4] = ["type", "uuid", "parentUuid", "timestamp"];
+
+struct Reader<'a> {
+    path: &'a Path,
+    diags: Vec<Diagnostic>,
+    entries: Vec<Entry>,
+    lines: Vec<Vec<Line>>,
+    /// Native uuid (first occurrence) to entry index.
+    by_uuid: HashMap<String, usize>,
+    /// Uuids of merged chunks to the id of the entry they were merged into.
+    alias: HashMap<String, String>,
+    /// Entry id to the last uuid-less entry chained in after it.
+    redirect: HashMap<String, String>,
+    /// Uuid-less entry id to the entry its chain hangs from.
+    anchor_of: HashMap<String, String>,
+    /// Index of the entry the previous record went into.
+    prev: Option<usize>,
+    /// Id of the last message that is not a sidechain.
+    last_main: Option<String>,
+    meta: MetaAcc,
+}
+
+/// Reads the bytes of a Claude transcript at `path`.
+pub(crate) fn read(path: &Path, bytes: &[u8]) -> (Session, Vec<Diagnostic>) {
+    let mut r = Reader {
+        path,
+        diags: Vec::new(),
+        entries: Vec::new(),
+        lines: Vec::new(),
+        by_uuid: HashMap::new(),
+        alias: HashMap::new(),
+        redirect: HashMap::new(),
+        anchor_of: HashMap::new(),
+        prev: None,
+        last_main: None,
+        meta: MetaAcc::default(),
+    };
+    for line in crate::jsonl::lines(bytes) {
+        if crate::jsonl::is_blank(line.bytes) {
+            continue;
+        }
+        if let Some(v) = crate::jsonl::parse_line(path, &line, &mut r.diags) {
+            r.record(line.number, v);
+        }
+    }
+    r.finish()
+}
+
+impl Reader<'_> {
+    fn record(&mut self, n: u64, v: Value) {
+        let Some(o) = v.as_object() else {
+            self.diags.push(Diagnostic::warning(
+                self.path,
+                Some(n),
+                "not-an-object",
+                "line is JSON but not an object; kept verbatim as an unknown record",
+            ));
+            self.push_unknown(n, None, v);
+            return;
+        };
+        self.meta.observe(o);
+        let ty = o.get("type").and_then(Value::as_str).map(str::to_string);
+        let uuid = o.get("uuid").and_then(Value::as_str).map(str::to_string);
+        let message = o.get("message");
+        let is_message = match ty.as_deref() {
+            Some("user") | Some("assistant") => true,
+            None => message.is_some_and(Value::is_object),
+            _ => false,
+        };
+        if is_message && !message.is_some_and(Value::is_object) {
+            self.diags.push(Diagnostic::warning(
+                self.path,
+                Some(n),
+                "bad-message",
+                format!(
+                    "{} record whose `message` is not an object; kept verbatim as an unknown record",
+                    ty.as_deref().unwrap_or("untyped")
+                ),
+            ));
+            self.push_unknown(n, ty, v);
+            return;
+        }
+        if is_message && self.try_merge(n, o, uuid.as_deref()) {
+            return;
+        }
+        if let (Some(u), Some(p)) = (uuid.as_deref(), self.prev) {
+            if self.by_uuid.get(u) == Some(&p) {
+                self.diags.push(Diagnostic::info(
+                    self.path,
+                    Some(n),
+                    "duplicate-uuid",
+                    format!("record repeats the uuid {u} of the record before it (a resumed session replaying it); kept with it"),
+                ));
+                self.alias.insert(u.to_string(), self.entries[p].id.clone());
+                self.lines[p].push(Line {
+                    number: n,
+                    raw: v,
+                    blocks: None,
+                });
+                return;
+            }
+        }
+        let id = match uuid.as_deref() {
+            Some(u) if !self.by_uuid.contains_key(u) => u.to_string(),
+            Some(u) => {
+                self.diags.push(Diagnostic::info(
+                    self.path,
+                    Some(n),
+                    "duplicate-uuid",
+                    format!(
+                        "uuid {u} was already used by an earlier record; this one is entry {u}~{n}"
+                    ),
+                ));
+                format!("{u}~{n}")
+            }
+            None => format!("line-{n}"),
+        };
+        let (kind, extra) = if is_message {
+            self.message_kind(o, ty.as_deref())
+        } else {
+            match ty.as_deref() {
+                Some(t) => self.other_kind(n, t, o, &v),
+                None => {
+                    self.diags.push(Diagnostic::info(
+                        self.path,
+                        Some(n),
+                        "unknown-type",
+                        "record has no `type`; kept verbatim",
+                    ));
+                    (
+                        EntryKind::Unknown {
+                            record_type: None,
+                            raw: v.clone(),
+                        },
+                        Extra::new(),
+                    )
+                }
+            }
+        };
+        let parent = self.parent_of(o, &kind, uuid.is_none(), &id);
+        let mut entry = Entry::new(id.clone(), parent, kind);
+        entry.timestamp = timestamp_of(o);
+        entry.extra = extra;
+        entry.line = Some(n);
+        if let Some(u) = uuid {
+            self.by_uuid.entry(u).or_insert(self.entries.len());
+        }
+        self.push(entry, n, v);
+    }
+
+    fn push(&mut self, entry: Entry, n: u64, raw: Value) {
+        if let EntryKind::Message(m) = &entry.kind {
+            if !m.sidechain {
+                self.last_main = Some(entry.id.clone());
+            }
+        }
+        self.prev = Some(self.entries.len());
+        self.entries.push(entry);
+        self.lines.push(vec![Line {
+            number: n,
+            raw,
+            blocks: None,
+        }]);
+    }
+
+    fn push_unknown(&mut self, n: u64, record_type: Option<String>, raw: Value) {
+        let id = format!("line-{n}");
+        let parent = self.chain_after_prev(&id);
+        let mut e = Entry::new(
+            id,
+            parent,
+            EntryKind::Unknown {
+                record_type,
+                raw: raw.clone(),
+            },
+        );
+        e.line = Some(n);
+        self.push(e, n, raw);
+    }
+
+    /// Returns the id of the previous entry and records that the uuid-less
+    /// entry `id` is chained in after it.
+    fn chain_after_prev(&mut self, id: &str) -> Option<String> {
+        let p = self.entries.get(self.prev?)?.id.clone();
+        let anchor = self.anchor_of.get(&p).cloned().unwrap_or_else(|| p.clone());
+        self.redirect.insert(anchor.clone(), id.to_string());
+        self.anchor_of.insert(id.to_string(), anchor);
+        Some(p)
+    }
+
+    fn resolve(&self, p: &str) -> String {
+        let base = self.alias.get(p).map_or(p, String::as_str);
+        self.redirect
+            .get(base)
+            .cloned()
+            .unwrap_or_else(|| base.to_string())
+    }
+
+    fn parent_of(
+        &mut self,
+        o: &Map<String, Value>,
+        kind: &EntryKind,
+        no_uuid: bool,
+        id: &str,
+    ) -> Option<String> {
+        match o.get("parentUuid") {
+            Some(Value::String(p)) => Some(self.resolve(p)),
+            Some(Value::Null) => {
+                if let EntryKind::Compaction { .. } = kind {
+                    if let Some(l) = o.get("logicalParentUuid").and_then(Value::as_str) {
+                        return Some(self.resolve(l));
+                    }
+                }
+                match kind {
+                    EntryKind::Message(m) if m.sidechain => {
+                        self.last_main.as_deref().map(|p| self.resolve(p))
+                    }
+                    _ => None,
+                }
+            }
+            _ if no_uuid => self.chain_after_prev(id),
+            _ => self
+                .prev
+                .and_then(|p| self.entries.get(p))
+                .map(|e| e.id.clone()),
+        }
+    }
+
+    /// Merges an assistant line into the previous entry when it continues
+    /// the same API response.
+    fn try_merge(&mut self, n: u64, o: &Map<String, Value>, uuid: Option<&str>) -> bool {
+        let Some(p) = self.prev else { return false };
+        let Some(msg) = o.get("message").and_then(Value::as_object) else {
+            return false;
+        };
+        let Some(mid) = msg.get("id").and_then(Value::as_str) else {
+            return false;
+        };
+        let first = &self.lines[p][0].raw;
+        let same_request = first.get("requestId") == o.get("requestId");
+        let same_chain = first.get("isSidechain") == o.get("isSidechain");
+        let EntryKind::Message(m) = &mut self.entries[p].kind else {
+            return false;
+        };
+        if m.role != Role::Assistant
+            || m.id.as_deref() != Some(mid)
+            || !same_request
+            || !same_chain
+            || msg.get("role").and_then(Value::as_str) != Some("assistant")
+        {
+            return false;
+        }
+        let chunk = wire::message_from_native(Some("assistant"), msg);
+        let mut indices = Vec::with_capacity(chunk.content.len());
+        for b in chunk.content {
+            match m.content.iter().position(|x| *x == b) {
+                Some(i) => indices.push(i),
+                None => {
+                    indices.push(m.content.len());
+                    m.content.push(b);
+                }
+            }
+        }
+        if chunk.usage.is_some() {
+            m.usage = chunk.usage;
+        }
+        if chunk.stop_reason.is_some() {
+            m.stop_reason = chunk.stop_reason;
+        }
+        if let Some(u) = uuid {
+            self.alias.insert(u.to_string(), self.entries[p].id.clone());
+        }
+        self.lines[p].push(Line {
+            number: n,
+            raw: Value::Object(o.clone()),
+            blocks: Some(indices),
+        });
+        true
+    }
+
+    fn message_kind(&mut self, o: &Map<String, Value>, ty: Option<&str>) -> (EntryKind, Extra) {
+        let empty = Map::new();
+        let msg = o
+            .get("message")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let mut m = wire::message_from_native(ty, msg);
+        m.sidechain = o.get("isSidechain").and_then(Value::as_bool) == Some(true);
+        if m.role == Role::User
+            && !m.content.is_empty()
+            && m.content
+                .iter()
+                .all(|b| matches!(b.kind, BlockKind::ToolResult { .. }))
+        {
+            m.role = Role::Tool;
+            let ids: Vec<&Option<String>> = m
+                .content
+                .iter()
+                .filter_map(|b| match &b.kind {
+                    BlockKind::ToolResult { tool_call_id, .. } => Some(tool_call_id),
+                    _ => None,
+                })
+                .collect();
+            if ids.len() == 1 {
+                m.tool_call_id = ids[0].clone();
+            }
+            m.is_error = Some(
+                m.content
+                    .iter()
+                    .any(|b| matches!(b.kind, BlockKind::ToolResult { is_error: true, .. })),
+            );
+        }
+        m.injected = classify(&m, o);
+        if let Some(cost) = o.get("costUSD").and_then(Value::as_f64) {
+            if let Some(u) = m.usage.as_mut() {
+                u.cost_usd = Some(cost);
+            }
+        }
+        let extra = without(
+            o,
+            &[
+                "type",
+                "uuid",
+                "parentUuid",
+                "timestamp",
+                "isSidechain",
+                "message",
+            ],
+        );
+        (EntryKind::Message(m), extra)
+    }
+
+    fn other_kind(
+        &mut self,
+        n: u64,
+        ty: &str,
+        o: &Map<String, Value>,
+        v: &Value,
+    ) -> (EntryKind, Extra) {
+        let s = |k: &str| o.get(k).and_then(Value::as_str);
+        if ty == "system" && s("subtype") == Some("compact_boundary") {
+            let tokens_before = o
+                .get("compactMetadata")
+                .and_then(|c| c.get("preTokens"))
+                .and_then(Value::as_u64);
+            return (
+                EntryKind::Compaction {
+                    summary: String::new(),
+                    short_summary: None,
+                    first_kept_entry_id: None,
+                    tokens_before,
+                    details: None,
+                    from_extension: None,
+                    preserve_data: None,
+                },
+                without(o, &ENVELOPE),
+            );
+        }
+        if TITLE_TYPES.contains(&ty) {
+            let key = wire::title_key(ty);
+            if let Some(name) = s(key) {
+                let mut extra = without(o, &["uuid", "parentUuid", "timestamp", key]);
+                extra.insert("type".into(), ty.into());
+                return (
+                    EntryKind::SessionInfo {
+                        name: Some(name.to_string()),
+                    },
+                    extra,
+                );
+            }
+        }
+        if EVENT_TYPES.contains(&ty) {
+            let sub = match ty {
+                "system" => s("subtype"),
+                "attachment" => o
+                    .get("attachment")
+                    .and_then(|a| a.get("type"))
+                    .and_then(Value::as_str),
+                "progress" => o
+                    .get("data")
+                    .and_then(|a| a.get("type"))
+                    .and_then(Value::as_str),
+                "queue-operation" => s("operation"),
+                _ => None,
+            };
+            let event_type = match sub {
+                Some(sub) => format!("{ty}:{sub}"),
+                None => ty.to_string(),
+            };
+            return (
+                EntryKind::Event {
+                    source: "claude".into(),
+                    event_type,
+                    seq: None,
+                    payload: Value::Object(without(o, &ENVELOPE)),
+                },
+                Extra::new(),
+            );
+        }
+        if METADATA_TYPES.contains(&ty) {
+            return (
+                EntryKind::Custom {
+                    custom_type: ty.to_string(),
+                    data: Some(Value::Object(without(o, &ENVELOPE))),
+                },
+                Extra::new(),
+            );
+        }
+        self.diags.push(Diagnostic::info(
+            self.path,
+            Some(n),
+            "unknown-type",
+            format!("record type {ty:?} is not known; kept verbatim"),
+        ));
+        (
+            EntryKind::Unknown {
+                record_type: Some(ty.to_string()),
+                raw: v.clone(),
+            },
+            Extra::new(),
+        )
+    }
+
+    fn finish(mut self) -> (Session, Vec<Diagnostic>) {
+        self.pair_tools();
+        self.fill_compactions();
+        self.load_persisted_outputs();
+        self.check_content();
+        self.record_lines();
+        let leaf = self
+            .entries
+            .iter()
+            .rev()
+            .find(|e| !e.message().is_some_and(|m| m.sidechain))
+            .or(self.entries.last())
+            .map(|e| e.id.clone());
+        let meta = self.session_meta();
+        let ids: std::collections::HashSet<&str> =
+            self.entries.iter().map(|e| e.id.as_str()).collect();
+        let mut missing = Vec::new();
+        for e in &self.entries {
+            if let Some(p) = &e.parent_id {
+                if !ids.contains(p.as_str()) {
+                    missing.push(Diagnostic::info(
+                        self.path,
+                        e.line,
+                        "missing-parent",
+                        format!("parent {p} is not in this file; entry {} is a root", e.id),
+                    ));
+                }
+            }
+        }
+        self.diags.extend(missing);
+        let session = Session {
+            meta,
+            entries: self.entries,
+            leaf_id: leaf,
+        };
+        (session, self.diags)
+    }
+
+    fn check_content(&mut self) {
+        for (e, lines) in self.entries.iter().zip(&self.lines) {
+            if let EntryKind::Message(_) = &e.kind {
+                let raw = &lines[0].raw;
+                if raw.get("message").and_then(|m| m.get("content")).is_none()
+                    && raw.get("message").and_then(|m| m.get("usage")).is_none()
+                {
+                    self.diags.push(Diagnostic::warning(
+                        self.path,
+                        e.line,
+                        "no-content",
+                        "message has no `content`; kept without content",
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Names the tool of each tool result after its call.
+    fn pair_tools(&mut self) {
+        let mut names: HashMap<String, String> = HashMap::new();
+        for e in &self.entries {
+            if let Some(m) = e.message() {
+                for (id, name, _) in m.tool_calls() {
+                    if let Some(id) = id {
+                        names.insert(id.clone(), name.to_string());
+                    }
+                }
+            }
+        }
+        for e in &mut self.entries {
+            if let EntryKind::Message(m) = &mut e.kind {
+                if let Some(id) = &m.tool_call_id {
+                    m.tool_name = names.get(id).cloned();
+                }
+            }
+        }
+    }
+
+    /// Gives each compaction the summary text that follows it.
+    fn fill_compactions(&mut self) {
+        let summaries: Vec<(Option<String>, String)> = self
+            .entries
+            .iter()
+            .filter_map(|e| {
+                let m = e.message()?;
+                (m.injected.as_deref() == Some("compact-summary"))
+                    .then(|| (e.parent_id.clone(), m.text_content()))
+            })
+            .collect();
+        for e in &mut self.entries {
+            let id = e.id.clone();
+            if let EntryKind::Compaction { summary, .. } = &mut e.kind {
+                if let Some((_, text)) = summaries.iter().find(|(p, _)| p.as_deref() == Some(&id)) {
+                    *summary = text.clone();
+                }
+            }
+        }
+    }
+
+    /// Replaces persisted-output previews with the full output stored in
+    /// the session's `tool-results` directory (only files inside it).
+    fn load_persisted_outputs(&mut self) {
+        let dirs = tool_result_dirs(self.path);
+        if dirs.is_empty() {
+            return;
+        }
+        for e in &mut self.entries {
+            let declared = e
+                .extra
+                .get("toolUseResult")
+                .and_then(|t| t.get("persistedOutputPath"))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let EntryKind::Message(m) = &mut e.kind else {
+                continue;
+            };
+            for b in &mut m.content {
+                let BlockKind::ToolResult { content, .. } = &mut b.kind else {
+                    continue;
+                };
+                let text: String = content.iter().filter_map(Block::plain_text).collect();
+                if !text.contains("<persisted-output>") {
+                    continue;
+                }
+                let target = declared.clone().or_else(|| saved_path(&text));
+                let Some(target) = target else { continue };
+                if let Some(full) = read_inside(&dirs, Path::new(&target)) {
+                    *content = vec![Block::text(full)];
+                }
+            }
+        }
+    }
+
+    /// Stores, per entry, what its native lines differ in from the lines
+    /// the writer rebuilds from the model.
+    fn record_lines(&mut self) {
+        for (e, lines) in self.entries.iter_mut().zip(std::mem::take(&mut self.lines)) {
+            if let EntryKind::Unknown { .. } = e.kind {
+                continue;
+            }
+            let base = wire::entry_to_native(e);
+            if lines.len() == 1 && lines[0].blocks.is_none() {
+                if let Some(p) = wire::diff(&lines[0].raw, &base) {
+                    let mut mark = Map::new();
+                    mark.insert("patch".into(), p);
+                    e.extra.insert(MARK.into(), Value::Object(mark));
+                }
+                continue;
+            }
+            let mut out = Vec::with_capacity(lines.len());
+            for (i, line) in lines.into_iter().enumerate() {
+                // The first line of a merged response holds the blocks not
+                // claimed by a later chunk that repeats them.
+                let blocks = match line.blocks {
+                    Some(b) => Some(b),
+                    None if i == 0 => first_line_blocks(&line.raw, e),
+                    None => None,
+                };
+                let rebuilt = line_base(&base, e, blocks.as_deref());
+                let mut rec = Map::new();
+                if let Some(b) = blocks {
+                    rec.insert(
+                        "blocks".into(),
+                        Value::Array(b.into_iter().map(Value::from).collect()),
+                    );
+                }
+                if let Some(p) = wire::diff(&line.raw, &rebuilt) {
+                    rec.insert("patch".into(), p);
+                }
+                rec.insert("line".into(), line.number.into());
+                out.push(Value::Object(rec));
+            }
+            let mut mark = Map::new();
+            mark.insert("lines".into(), Value::Array(out));
+            e.extra.insert(MARK.into(), Value::Object(mark));
+        }
+    }
+
+    fn session_meta(&self) -> SessionMeta {
+        let a = &self.meta;
+        let stem = self
+            .path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("")
+            .to_string();
+        let parent_dir = self.path.parent();
+        let in_subagents = parent_dir
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "subagents");
+        let is_agent_file = stem.starts_with("agent-");
+        let id = if is_agent_file || uuid::Uuid::parse_str(&stem).is_ok() {
+            stem.clone()
+        } else {
+            a.session_ids.last().cloned().unwrap_or(stem.clone())
+        };
+        let mut meta = SessionMeta::new(id.clone(), Agent::Claude);
+        meta.format = Some("claude".into());
+        meta.agent_version = a.version.clone();
+        meta.cwd = a.cwd.clone();
+        meta.created_at = a.created.clone();
+        meta.updated_at = a.updated.clone();
+        meta.title = a
+            .custom_title
+            .clone()
+            .or_else(|| a.ai_title.clone())
+            .or_else(|| a.summary.clone());
+        meta.model.model = a.model.clone();
+        if a.model.is_some() {
+            meta.model.provider = Some("anthropic".into());
+        }
+        meta.parent_session = if in_subagents {
+            parent_dir
+                .and_then(Path::parent)
+                .and_then(Path::file_name)
+                .and_then(|n| n.to_str())
+                .map(str::to_string)
+        } else {
+            a.session_ids.iter().find(|s| **s != id).cloned()
+        };
+        let mut put = |k: &str, v: Option<String>| {
+            if let Some(v) = v {
+                meta.extra.insert(k.into(), Value::String(v));
+            }
+        };
+        put("gitBranch", a.git_branch.clone());
+        put("slug", a.slug.clone());
+        if is_agent_file {
+            put(
+                "agentId",
+                a.agent_id
+                    .clone()
+                    .or_else(|| stem.strip_prefix("agent-").map(str::to_string)),
+            );
+            let side = self.path.with_extension("meta.json");
+            if let Ok(bytes) = std::fs::read(&side) {
+                if let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(&bytes) {
+                    for (k, v) in m {
+                        meta.extra.insert(k, v);
+                    }
+                }
+            }
+        }
+        if a.session_ids.len() > 1 {
+            meta.extra.insert(
+                "sessionIds".into(),
+                Value::Array(a.session_ids.iter().cloned().map(Value::String).collect()),
+            );
+        }
+        meta
+    }
+}
+
+/// Returns the indices of the merged message's blocks held by the first
+/// line of a response.
+fn first_line_blocks(raw: &Value, e: &Entry) -> Option<Vec<usize>> {
+    let m = e.message()?;
+    let items = raw.get("message")?.get("content")?.as_array()?;
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let b = wire::block_from_native(item);
+        out.push(m.content.iter().position(|x| *x == b)?);
+    }
+    Some(out)
+}
+
+/// Returns the rebuilt native line of one chunk: the entry's record with
+/// only the chunk's blocks.
+pub(crate) fn line_base(base: &Value, e: &Entry, blocks: Option<&[usize]>) -> Value {
+    let mut v = base.clone();
+    if let (Some(idx), Some(m)) = (blocks, e.message()) {
+        let content: Vec<Value> = idx
+            .iter()
+            .filter_map(|&i| m.content.get(i))
+            .map(wire::block_to_native)
+            .collect();
+        if let Some(msg) = v.get_mut("message").and_then(Value::as_object_mut) {
+            msg.insert("content".into(), Value::Array(content));
+        }
+    }
+    v
+}
+
+/// Returns the `tool-results` directories a transcript may point into: its
+/// own session directory's, and for a subagent file its parent session's.
+fn tool_result_dirs(path: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let own = path.with_extension("").join("tool-results");
+    if own.is_dir() {
+        out.push(own);
+    }
+    if let Some(dir) = path.parent() {
+        if dir.file_name().is_some_and(|n| n == "subagents") {
+            if let Some(session_dir) = dir.parent() {
+                let p = session_dir.join("tool-results");
+                if p.is_dir() {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out.into_iter()
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .collect()
+}
+
+fn saved_path(text: &str) -> Option<String> {
+    let i = text.find("saved to:")?;
+    let rest = text[i + "saved to:".len()..].trim_start();
+    let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+    (end > 0).then(|| rest[..end].to_string())
+}
+
+/// Reads `target` when it lies inside one of `dirs`.
+fn read_inside(dirs: &[PathBuf], target: &Path) -> Option<String> {
+    let real = std::fs::canonicalize(target).ok()?;
+    if !dirs.iter().any(|d| real.starts_with(d)) || !real.is_file() {
+        return None;
+    }
+    let bytes = std::fs::read(&real).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Classifies context the harness injected into a user message.
+fn classify(m: &Message, o: &Map<String, Value>) -> Option<String> {
+    let flag = |k: &str| o.get(k).and_then(Value::as_bool) == Some(true);
+    if flag("isCompactSummary") {
+        return Some("compact-summary".into());
+    }
+    if m.role != Role::User {
+        return None;
+    }
+    let text = m.text_content();
+    let t = text.trim_start();
+    let kind = if t.starts_with("This session is being continued from a previous conversation") {
+        Some("compact-summary")
+    } else if t.starts_with("<command-name>")
+        || t.starts_with("<command-message>")
+        || t.starts_with("<command-args>")
+    {
+        Some("command")
+    } else if t.starts_with("<local-command-stdout>") || t.starts_with("<local-command-stderr>") {
+        Some("local-command-output")
+    } else if t.starts_with("<local-command-caveat>")
+        || t.starts_with(
+            "Caveat: The messages below were generated by the user while running local commands",
+        )
+    {
+        Some("local-command-caveat")
+    } else if t.starts_with("<system-reminder>") {
+        Some("system-reminder")
+    } else if t.starts_with("[Request interrupted by user") {
+        Some("interrupted")
+    } else if t.starts_with("<task-notification>") {
+        Some("task-notification")
+    } else if t.starts_with("Stop hook feedback:") {
+        Some("hook-feedback")
+    } else if t.starts_with("<user-prompt-submit-hook>") {
+        Some("hook")
+    } else if t.starts_with("<ide_") && strip_ide(t).trim().is_empty() {
+        Some("ide-context")
+    } else if flag("isMeta") {
+        Some("meta")
+    } else {
+        None
+    };
+    kind.map(str::to_string)
+}
+
+/// Removes `<ide_…>…</ide_…>` sections from `t`.
+fn strip_ide(t: &str) -> String {
+    let mut out = String::new();
+    let mut rest = t;
+    while let Some(i) = rest.find("<ide_") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let name_end = after
+            .find(|c: char| c == '>' || c.is_whitespace())
+            .unwrap_or(after.len());
+        let close = format!("</{}>", &after[..name_end]);
+        match rest.find(&close) {
+            Some(j) => rest = &rest[j + close.len()..],
+            None => return out,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_injected_context() {
+        let o = Map::new();
+        let c = |s: &str| classify(&Message::text(Role::User, s), &o);
+        assert_eq!(
+            c("<command-name>/clear</command-name>").as_deref(),
+            Some("command")
+        );
+        assert_eq!(
+            c("<ide_opened_file>a.rs</ide_opened_file>").as_deref(),
+            Some("ide-context")
+        );
+        assert_eq!(c("<ide_opened_file>a.rs</ide_opened_file> fix it"), None);
+        assert_eq!(
+            c("[Request interrupted by user]").as_deref(),
+            Some("interrupted")
+        );
+        assert_eq!(c("hello"), None);
+    }
+
+    #[test]
+    fn finds_the_saved_path() {
+        assert_eq!(
+            saved_path(
+                "<persisted-output>Output too large (9KB). Full output saved to: /a/b.txt\nPreview"
+            )
+            .as_deref(),
+            Some("/a/b.txt")
+        );
+    }
+}

@@ -1,0 +1,627 @@
+//! The Claude Code line shapes and their conversion to and from the model.
+//!
+//! Claude records are handled as JSON values rather than fixed structs:
+//! every version adds fields, and a lossless round-trip must give back all
+//! of them. The conversions here map what the model has a place for and
+//! leave the rest in the `extra` maps; [`diff`] and [`apply`] record, per
+//! line, whatever a rebuilt line still differs in (a key the record did not
+//! have, a chunk of a streamed response), so writing a read session gives
+//! back the same JSON values.
+
+use agentlog_model::{Block, BlockKind, Entry, EntryKind, Extra, Message, Role, Usage};
+use serde_json::{Map, Value};
+
+/// The key under which a read entry keeps what is needed to write its lines
+/// back exactly (in `Entry::extra` and `Block::extra`). Never native.
+pub(crate) const MARK: &str = "agentlog:claude";
+
+// ---------------------------------------------------------------- patches
+
+/// Returns the patch that turns `rebuilt` into `raw`, or `None` when they
+/// are equal. Objects and same-length arrays are compared key by key, so a
+/// patch names only what differs.
+pub(crate) fn diff(raw: &Value, rebuilt: &Value) -> Option<Value> {
+    if raw == rebuilt {
+        return None;
+    }
+    let mut set = Map::new();
+    let mut unset = Vec::new();
+    let mut at = Map::new();
+    match (raw, rebuilt) {
+        (Value::Object(r), Value::Object(b)) => {
+            for (k, rv) in r {
+                match b.get(k) {
+                    None => {
+                        set.insert(k.clone(), rv.clone());
+                    }
+                    Some(bv) if bv == rv => {}
+                    Some(bv) if nestable(rv, bv) => {
+                        if let Some(p) = diff(rv, bv) {
+                            at.insert(k.clone(), p);
+                        }
+                    }
+                    Some(_) => {
+                        set.insert(k.clone(), rv.clone());
+                    }
+                }
+            }
+            for k in b.keys() {
+                if !r.contains_key(k) {
+                    unset.push(Value::String(k.clone()));
+                }
+            }
+        }
+        (Value::Array(r), Value::Array(b)) if r.len() == b.len() => {
+            for (i, (rv, bv)) in r.iter().zip(b).enumerate() {
+                if rv == bv {
+                    continue;
+                }
+                if nestable(rv, bv) {
+                    if let Some(p) = diff(rv, bv) {
+                        at.insert(i.to_string(), p);
+                    }
+                } else {
+                    set.insert(i.to_string(), rv.clone());
+                }
+            }
+        }
+        _ => {
+            let mut p = Map::new();
+            p.insert("value".into(), raw.clone());
+            return Some(Value::Object(p));
+        }
+    }
+    let mut p = Map::new();
+    if !set.is_empty() {
+        p.insert("set".into(), Value::Object(set));
+    }
+    if !unset.is_empty() {
+        p.insert("unset".into(), Value::Array(unset));
+    }
+    if !at.is_empty() {
+        p.insert("at".into(), Value::Object(at));
+    }
+    Some(Value::Object(p))
+}
+
+fn nestable(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(_), Value::Object(_)) => true,
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len(),
+        _ => false,
+    }
+}
+
+/// Applies a patch made by [`diff`] to `target`.
+pub(crate) fn apply(target: &mut Value, patch: &Value) {
+    let Some(p) = patch.as_object() else { return };
+    if let Some(v) = p.get("value") {
+        *target = v.clone();
+        return;
+    }
+    match target {
+        Value::Object(o) => {
+            if let Some(Value::Array(keys)) = p.get("unset") {
+                for k in keys.iter().filter_map(Value::as_str) {
+                    o.remove(k);
+                }
+            }
+            if let Some(Value::Object(set)) = p.get("set") {
+                for (k, v) in set {
+                    o.insert(k.clone(), v.clone());
+                }
+            }
+            if let Some(Value::Object(at)) = p.get("at") {
+                for (k, sub) in at {
+                    if let Some(t) = o.get_mut(k) {
+                        apply(t, sub);
+                    }
+                }
+            }
+        }
+        Value::Array(a) => {
+            let index = |k: &str| k.parse::<usize>().ok();
+            if let Some(Value::Object(set)) = p.get("set") {
+                for (k, v) in set {
+                    if let Some(t) = index(k).and_then(|i| a.get_mut(i)) {
+                        *t = v.clone();
+                    }
+                }
+            }
+            if let Some(Value::Object(at)) = p.get("at") {
+                for (k, sub) in at {
+                    if let Some(t) = index(k).and_then(|i| a.get_mut(i)) {
+                        apply(t, sub);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+// ----------------------------------------------------------------- blocks
+
+fn rest(o: &Map<String, Value>, skip: &[&str]) -> Extra {
+    o.iter()
+        .filter(|(k, _)| !skip.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+fn opt_str(o: &Map<String, Value>, k: &str) -> Option<String> {
+    o.get(k).and_then(Value::as_str).map(str::to_string)
+}
+
+fn other(v: &Value) -> Block {
+    Block {
+        kind: BlockKind::Other { value: v.clone() },
+        extra: Extra::new(),
+    }
+}
+
+/// Converts one native content block. Shapes the model cannot hold
+/// exactly become [`BlockKind::Other`] with the block verbatim.
+pub(crate) fn block_from_native(v: &Value) -> Block {
+    let Some(o) = v.as_object() else {
+        return other(v);
+    };
+    let kind = match o.get("type").and_then(Value::as_str) {
+        Some("text") => match o.get("text").and_then(Value::as_str) {
+            Some(t) => Block {
+                kind: BlockKind::Text { text: t.into() },
+                extra: rest(o, &["type", "text"]),
+            },
+            None => return other(v),
+        },
+        Some("thinking") => match o.get("thinking").and_then(Value::as_str) {
+            Some(t) if o.get("signature").is_none_or(Value::is_string) => Block {
+                kind: BlockKind::Thinking {
+                    text: t.into(),
+                    signature: opt_str(o, "signature"),
+                    redacted: false,
+                },
+                extra: rest(o, &["type", "thinking", "signature"]),
+            },
+            _ => return other(v),
+        },
+        Some("redacted_thinking") => Block {
+            kind: BlockKind::Thinking {
+                text: String::new(),
+                signature: None,
+                redacted: true,
+            },
+            extra: rest(o, &["type"]),
+        },
+        Some("tool_use") => match o.get("name").and_then(Value::as_str) {
+            Some(name) if o.get("id").is_none_or(Value::is_string) && o.contains_key("input") => {
+                Block {
+                    kind: BlockKind::ToolCall {
+                        id: opt_str(o, "id"),
+                        name: name.into(),
+                        input: o.get("input").cloned().unwrap_or(Value::Null),
+                    },
+                    extra: rest(o, &["type", "id", "name", "input"]),
+                }
+            }
+            _ => return other(v),
+        },
+        Some("tool_result") => {
+            if !o.get("tool_use_id").is_none_or(Value::is_string) {
+                return other(v);
+            }
+            let mut extra = rest(o, &["type", "tool_use_id", "content", "is_error"]);
+            let content = match o.get("content") {
+                Some(Value::String(s)) => {
+                    let mut m = Map::new();
+                    m.insert("content_is_text".into(), Value::Bool(true));
+                    extra.insert(MARK.into(), Value::Object(m));
+                    vec![Block::text(s.clone())]
+                }
+                Some(Value::Array(items)) => items.iter().map(block_from_native).collect(),
+                None => Vec::new(),
+                Some(_) => return other(v),
+            };
+            let is_error = match o.get("is_error") {
+                Some(Value::Bool(b)) => *b,
+                None => false,
+                // Kept verbatim in extra; written back as it was.
+                Some(x) => {
+                    extra.insert("is_error".into(), x.clone());
+                    false
+                }
+            };
+            Block {
+                kind: BlockKind::ToolResult {
+                    tool_call_id: opt_str(o, "tool_use_id"),
+                    content,
+                    is_error,
+                },
+                extra,
+            }
+        }
+        Some("image") => {
+            let src = o.get("source").and_then(Value::as_object);
+            let Some(src) = src else { return other(v) };
+            let keys: Vec<&str> = src.keys().map(String::as_str).collect();
+            match src.get("type").and_then(Value::as_str) {
+                Some("base64")
+                    if keys.len() == 3
+                        && src.get("media_type").is_some_and(Value::is_string)
+                        && src.get("data").is_some_and(Value::is_string) =>
+                {
+                    Block {
+                        kind: BlockKind::Image {
+                            media_type: opt_str(src, "media_type"),
+                            data: opt_str(src, "data"),
+                            url: None,
+                        },
+                        extra: rest(o, &["type", "source"]),
+                    }
+                }
+                Some("url") if keys.len() == 2 && src.get("url").is_some_and(Value::is_string) => {
+                    Block {
+                        kind: BlockKind::Image {
+                            media_type: None,
+                            data: None,
+                            url: opt_str(src, "url"),
+                        },
+                        extra: rest(o, &["type", "source"]),
+                    }
+                }
+                _ => return other(v),
+            }
+        }
+        _ => return other(v),
+    };
+    kind
+}
+
+/// Converts a model block to its native form.
+pub(crate) fn block_to_native(b: &Block) -> Value {
+    let mut o = Map::new();
+    match &b.kind {
+        BlockKind::Text { text } => {
+            o.insert("type".into(), "text".into());
+            o.insert("text".into(), text.clone().into());
+        }
+        BlockKind::Thinking {
+            text,
+            signature,
+            redacted,
+        } => {
+            if *redacted {
+                o.insert("type".into(), "redacted_thinking".into());
+            } else {
+                o.insert("type".into(), "thinking".into());
+                o.insert("thinking".into(), text.clone().into());
+                if let Some(s) = signature {
+                    o.insert("signature".into(), s.clone().into());
+                }
+            }
+        }
+        BlockKind::ToolCall { id, name, input } => {
+            o.insert("type".into(), "tool_use".into());
+            if let Some(id) = id {
+                o.insert("id".into(), id.clone().into());
+            }
+            o.insert("name".into(), name.clone().into());
+            o.insert("input".into(), input.clone());
+        }
+        BlockKind::ToolResult {
+            tool_call_id,
+            content,
+            is_error,
+        } => {
+            o.insert("type".into(), "tool_result".into());
+            if let Some(id) = tool_call_id {
+                o.insert("tool_use_id".into(), id.clone().into());
+            }
+            let as_text = b
+                .extra
+                .get(MARK)
+                .and_then(|m| m.get("content_is_text"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            if as_text {
+                let text: Vec<String> = content.iter().filter_map(Block::plain_text).collect();
+                o.insert("content".into(), text.join("\n").into());
+            } else {
+                o.insert(
+                    "content".into(),
+                    Value::Array(content.iter().map(block_to_native).collect()),
+                );
+            }
+            if *is_error {
+                o.insert("is_error".into(), true.into());
+            }
+        }
+        BlockKind::Image {
+            media_type,
+            data,
+            url,
+        } => {
+            o.insert("type".into(), "image".into());
+            let mut src = Map::new();
+            match url {
+                Some(u) if data.is_none() => {
+                    src.insert("type".into(), "url".into());
+                    src.insert("url".into(), u.clone().into());
+                }
+                _ => {
+                    src.insert("type".into(), "base64".into());
+                    src.insert(
+                        "media_type".into(),
+                        media_type
+                            .clone()
+                            .unwrap_or_else(|| "image/png".into())
+                            .into(),
+                    );
+                    src.insert("data".into(), data.clone().unwrap_or_default().into());
+                }
+            }
+            o.insert("source".into(), Value::Object(src));
+        }
+        BlockKind::Other { value } => return value.clone(),
+    }
+    for (k, v) in &b.extra {
+        if k != MARK {
+            o.insert(k.clone(), v.clone());
+        }
+    }
+    Value::Object(o)
+}
+
+// ------------------------------------------------------------------ usage
+
+const USAGE_KEYS: [&str; 4] = [
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+];
+
+/// Converts a native `usage` object.
+pub(crate) fn usage_from_native(o: &Map<String, Value>) -> Usage {
+    let mut u = Usage::default();
+    let mut extra = Extra::new();
+    for (k, v) in o {
+        let slot = match k.as_str() {
+            "input_tokens" => Some(&mut u.input),
+            "output_tokens" => Some(&mut u.output),
+            "cache_read_input_tokens" => Some(&mut u.cache_read),
+            "cache_creation_input_tokens" => Some(&mut u.cache_write),
+            _ => None,
+        };
+        match (slot, v.as_u64()) {
+            (Some(s), Some(n)) => *s = n,
+            _ => {
+                extra.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    u.extra = extra;
+    u
+}
+
+/// Converts a usage to the native object (the four counters, then extras).
+pub(crate) fn usage_to_native(u: &Usage) -> Value {
+    let mut o = Map::new();
+    for (k, n) in USAGE_KEYS
+        .iter()
+        .zip([u.input, u.output, u.cache_read, u.cache_write])
+    {
+        o.insert((*k).into(), n.into());
+    }
+    for (k, v) in &u.extra {
+        o.insert(k.clone(), v.clone());
+    }
+    Value::Object(o)
+}
+
+// --------------------------------------------------------------- messages
+
+/// Converts a native `message` object of a `user`/`assistant` record.
+pub(crate) fn message_from_native(record_type: Option<&str>, o: &Map<String, Value>) -> Message {
+    let role = match o.get("role").and_then(Value::as_str) {
+        Some(r) => Role::parse(r),
+        None => Role::parse(record_type.unwrap_or("assistant")),
+    };
+    let mut m = Message::new(role);
+    let mut skip: Vec<&str> = vec!["role"];
+    match o.get("content") {
+        Some(Value::String(s)) => {
+            m.content = vec![Block::text(s.clone())];
+            m.content_is_text = true;
+            skip.push("content");
+        }
+        Some(Value::Array(items)) => {
+            m.content = items.iter().map(block_from_native).collect();
+            skip.push("content");
+        }
+        _ => {}
+    }
+    for (key, slot) in [("id", &mut m.id), ("model", &mut m.model)] {
+        if let Some(s) = o.get(key).and_then(Value::as_str) {
+            *slot = Some(s.into());
+            skip.push(key);
+        }
+    }
+    match o.get("stop_reason") {
+        Some(Value::String(s)) => {
+            m.stop_reason = Some(s.clone());
+            skip.push("stop_reason");
+        }
+        Some(Value::Null) => skip.push("stop_reason"),
+        _ => {}
+    }
+    if let Some(Value::Object(u)) = o.get("usage") {
+        m.usage = Some(usage_from_native(u));
+        skip.push("usage");
+    }
+    m.extra = rest(o, &skip);
+    m
+}
+
+/// Converts a model message to the native `message` object.
+pub(crate) fn message_to_native(m: &Message) -> Value {
+    let mut o = Map::new();
+    if let Some(id) = &m.id {
+        o.insert("id".into(), id.clone().into());
+    }
+    let role = match m.role {
+        Role::Tool => "user",
+        ref r => r.as_str(),
+    };
+    o.insert("role".into(), role.into());
+    if let Some(model) = &m.model {
+        o.insert("model".into(), model.clone().into());
+    }
+    if m.content_is_text && m.content.len() == 1 {
+        if let BlockKind::Text { text } = &m.content[0].kind {
+            o.insert("content".into(), text.clone().into());
+        }
+    }
+    if !o.contains_key("content") {
+        o.insert(
+            "content".into(),
+            Value::Array(m.content.iter().map(block_to_native).collect()),
+        );
+    }
+    if m.role == Role::Assistant && m.id.is_some() || m.stop_reason.is_some() {
+        o.insert(
+            "stop_reason".into(),
+            m.stop_reason.clone().map_or(Value::Null, Value::String),
+        );
+    }
+    if let Some(u) = &m.usage {
+        o.insert("usage".into(), usage_to_native(u));
+    }
+    for (k, v) in &m.extra {
+        o.insert(k.clone(), v.clone());
+    }
+    Value::Object(o)
+}
+
+// ---------------------------------------------------------------- records
+
+/// Returns the native `type` a model entry is written as.
+pub(crate) fn record_type(e: &Entry) -> String {
+    match &e.kind {
+        EntryKind::Message(m) => match m.role {
+            Role::Assistant => "assistant".into(),
+            _ => "user".into(),
+        },
+        EntryKind::Compaction { .. } => "system".into(),
+        EntryKind::Event { event_type, .. } => event_type
+            .split(':')
+            .next()
+            .unwrap_or(event_type)
+            .to_string(),
+        EntryKind::Custom { custom_type, .. } => custom_type.clone(),
+        EntryKind::SessionInfo { .. } => e
+            .extra
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("custom-title")
+            .to_string(),
+        EntryKind::Unknown { record_type, .. } => record_type.clone().unwrap_or_default(),
+        other => other.name().to_string(),
+    }
+}
+
+/// The native key a title record keeps its title under.
+pub(crate) fn title_key(record_type: &str) -> &'static str {
+    match record_type {
+        "summary" => "summary",
+        "ai-title" => "aiTitle",
+        "agent-name" => "agentName",
+        _ => "customTitle",
+    }
+}
+
+/// Rebuilds the native record of an entry read from a Claude file, before
+/// its patch is applied: the model's fields in their native places, then
+/// the native fields the model had no place for.
+pub(crate) fn entry_to_native(e: &Entry) -> Value {
+    if let EntryKind::Unknown { raw, .. } = &e.kind {
+        return raw.clone();
+    }
+    let mut o = Map::new();
+    let ty = record_type(e);
+    o.insert("type".into(), ty.clone().into());
+    o.insert("uuid".into(), e.id.clone().into());
+    o.insert(
+        "parentUuid".into(),
+        e.parent_id.clone().map_or(Value::Null, Value::String),
+    );
+    if let Some(ts) = &e.timestamp {
+        o.insert(
+            "timestamp".into(),
+            serde_json::to_value(ts).unwrap_or(Value::Null),
+        );
+    }
+    match &e.kind {
+        EntryKind::Message(m) => {
+            o.insert("isSidechain".into(), m.sidechain.into());
+            o.insert("message".into(), message_to_native(m));
+        }
+        EntryKind::Event {
+            payload: Value::Object(p),
+            ..
+        }
+        | EntryKind::Custom {
+            data: Some(Value::Object(p)),
+            ..
+        } => {
+            for (k, v) in p {
+                o.insert(k.clone(), v.clone());
+            }
+        }
+        EntryKind::SessionInfo { name: Some(n) } => {
+            o.insert(title_key(&ty).into(), n.clone().into());
+        }
+        _ => {}
+    }
+    for (k, v) in &e.extra {
+        if k != MARK {
+            o.insert(k.clone(), v.clone());
+        }
+    }
+    Value::Object(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn patches_give_back_the_raw_value() {
+        let raw = json!({"a":1,"m":{"c":[{"x":1},{"y":2}],"k":null},"z":"q"});
+        let rebuilt = json!({"a":2,"m":{"c":[{"x":1},{"y":3,"w":0}],"k":1,"n":1},"u":true});
+        let p = diff(&raw, &rebuilt).unwrap_or(Value::Null);
+        let mut t = rebuilt.clone();
+        apply(&mut t, &p);
+        assert_eq!(t, raw);
+        assert!(diff(&raw, &raw).is_none());
+    }
+
+    #[test]
+    fn blocks_round_trip() {
+        for b in [
+            json!({"type":"text","text":"hi","citations":null}),
+            json!({"type":"thinking","thinking":"","signature":"sig"}),
+            json!({"type":"redacted_thinking","data":"xx"}),
+            json!({"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}),
+            json!({"tool_use_id":"t1","type":"tool_result","content":"ok"}),
+            json!({"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"a"}],"is_error":true}),
+            json!({"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA=="}}),
+            json!({"type":"fallback","from":{"model":"a"},"to":{"model":"b"}}),
+            json!("bare"),
+        ] {
+            let m = block_from_native(&b);
+            assert_eq!(block_to_native(&m), b, "{b}");
+        }
+    }
+}
