@@ -1,4 +1,165 @@
-//! Catalog and full-text search over agent sessions.
+//! Catalog, full-text search and token statistics over every agent session.
 //!
-//! Placeholder: the index is being written.
+//! The index is one SQLite file (FTS5). It holds a catalog of every session
+//! found on the machine (agent, format, path, id, project, title, first
+//! prompt, times, message counts), one document per entry (message text,
+//! thinking, tool names and inputs, tool output, with filter tags), and one
+//! usage row per model response (tokens by model, for `agentlog stats`).
+//! It is a cache: everything in it can be rebuilt from the session files,
+//! and a damaged or outdated index file is replaced by a new one.
+//!
+//! Updates are incremental ([`files`] says how): unchanged files are skipped
+//! by size, time and inode; append-only JSONL files are read from where the
+//! last update stopped; rewritten and deleted files are read again or
+//! removed. Files are parsed in parallel and written by one thread.
+//!
+//! ```no_run
+//! use agentlog_formats::discover::{discover_all, DiscoverEnv};
+//! use agentlog_index::{Index, SearchParams};
+//!
+//! let env = DiscoverEnv::with_home("/home/me");
+//! let (mut index, _notice) = Index::open("/tmp/index.sqlite".as_ref())?;
+//! index.update(&discover_all(&env, None), &mut |_| {})?;
+//! let hits = index.search(&SearchParams::new("\"borrow checker\" lifetime*"))?;
+//! for h in hits {
+//!     println!("{} {} {}", h.session_id, h.entry_id, h.snippet);
+//! }
+//! # Ok::<(), agentlog_index::IndexError>(())
+//! ```
 #![forbid(unsafe_code)]
+
+mod catalog;
+mod error;
+pub mod extract;
+pub mod files;
+pub mod prices;
+mod query;
+mod schema;
+mod search;
+mod stats;
+pub mod time;
+mod update;
+mod writer;
+
+pub use catalog::{ListParams, SessionInfo, SessionTokens};
+pub use error::IndexError;
+pub use query::to_fts;
+pub use schema::SCHEMA_VERSION;
+pub use search::{Hit, Mark, SearchParams, Segment};
+pub use stats::{GroupBy, StatRow, Stats, StatsParams};
+pub use update::{Plan, Progress, UpdateReport};
+
+use error::SqlContext;
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+
+/// An open index file.
+pub struct Index {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index").field("path", &self.path).finish()
+    }
+}
+
+impl Index {
+    /// Opens the index at `path`, creating it when missing. A file that is
+    /// not a usable index of this version is replaced by an empty one; the
+    /// returned notice says so (show it to the user; the next update fills
+    /// the index again).
+    pub fn open(path: &Path) -> Result<(Index, Option<String>), IndexError> {
+        let (conn, notice) = match schema::open(path)? {
+            schema::Opened::Ready(c) => (c, None),
+            schema::Opened::Reset(c, why) => (c, Some(why)),
+        };
+        Ok((
+            Index {
+                conn,
+                path: path.to_path_buf(),
+            },
+            notice,
+        ))
+    }
+
+    /// Returns the index file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Removes everything from the index (the next update reads every file
+    /// again).
+    pub fn clear(&mut self) -> Result<(), IndexError> {
+        self.conn
+            .execute_batch(
+                "BEGIN IMMEDIATE; DELETE FROM fts; DELETE FROM docs; DELETE FROM usage;
+                 DELETE FROM sessions; DELETE FROM files; COMMIT;",
+            )
+            .at(&self.path)
+    }
+
+    /// Builds a new index at `path` from `found`, in a temporary file that
+    /// replaces the old index only when complete; returns the new index.
+    pub fn rebuild(
+        path: &Path,
+        found: &[agentlog_formats::discover::Found],
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(Index, UpdateReport), IndexError> {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
+        let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+        tmp_name.push(format!(".building-{}", std::process::id()));
+        let tmp = dir.join(tmp_name);
+        schema::remove_index_files(&tmp)?;
+        let report = {
+            let (mut index, _) = Index::open(&tmp)?;
+            // A file nobody reads yet: no journal, no syncs until the end.
+            index
+                .conn
+                .execute_batch(
+                    "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;",
+                )
+                .at(&tmp)?;
+            let report = index.update(found, progress)?;
+            index
+                .conn
+                .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+                .at(&tmp)?;
+            report
+        };
+        std::fs::File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| IndexError::io(&tmp, e))?;
+        schema::remove_index_files(path)?;
+        std::fs::rename(&tmp, path).map_err(|e| IndexError::io(path, e))?;
+        schema::remove_index_files(&tmp)?;
+        let (index, _) = Index::open(path)?;
+        Ok((index, report))
+    }
+
+    /// Runs SQLite's `optimize` on the full-text index (merges its segments
+    /// into one; worth it after a large build).
+    pub fn optimize(&self) -> Result<(), IndexError> {
+        self.conn
+            .execute_batch("INSERT INTO fts(fts) VALUES('optimize'); PRAGMA optimize;")
+            .at(&self.path)
+    }
+}
+
+/// Returns the default index path: `$AGENTLOG_INDEX`, else
+/// `$XDG_DATA_HOME/agentlog/index.sqlite`, else
+/// `~/.local/share/agentlog/index.sqlite`.
+pub fn default_path(vars: &dyn Fn(&str) -> Option<String>, home: &Path) -> PathBuf {
+    if let Some(p) = vars("AGENTLOG_INDEX").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let data = vars("XDG_DATA_HOME")
+        .filter(|p| !p.is_empty() && Path::new(p).is_absolute())
+        .map_or_else(|| home.join(".local/share"), PathBuf::from);
+    data.join("agentlog").join("index.sqlite")
+}

@@ -1,0 +1,208 @@
+//! The catalog: every indexed session with its metadata and counts.
+
+use crate::error::SqlContext;
+use crate::{Index, IndexError};
+use rusqlite::params;
+use serde::Serialize;
+
+/// Which sessions to list.
+#[derive(Clone, Debug, Default)]
+pub struct ListParams {
+    /// Only these agents.
+    pub agents: Vec<String>,
+    /// Only projects containing one of these.
+    pub projects: Vec<String>,
+    /// Only sessions updated at or after this time.
+    pub since_ms: Option<i64>,
+    /// At most this many (0: all).
+    pub limit: usize,
+}
+
+/// Tokens of one model in one session.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SessionTokens {
+    /// The model (`unknown` when the file does not say).
+    pub model: String,
+    /// Responses.
+    pub responses: u64,
+    /// Input tokens not from cache.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Cache reads.
+    pub cache_read: u64,
+    /// Cache writes.
+    pub cache_write: u64,
+}
+
+/// One session of the catalog.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SessionInfo {
+    /// The session id.
+    pub session_id: String,
+    /// The agent.
+    pub agent: String,
+    /// The format it was read as.
+    pub format: String,
+    /// The session file.
+    pub path: String,
+    /// The project (cwd).
+    pub project: Option<String>,
+    /// The title.
+    pub title: Option<String>,
+    /// The first real user prompt.
+    pub first_prompt: Option<String>,
+    /// Start (ms since the epoch).
+    pub created_ms: Option<i64>,
+    /// Last change (ms since the epoch).
+    pub updated_ms: Option<i64>,
+    /// Entries.
+    pub entries: u64,
+    /// User, assistant and system messages.
+    pub messages: u64,
+    /// User messages (prompts, not tool results).
+    pub user_messages: u64,
+    /// Assistant messages.
+    pub assistant_messages: u64,
+    /// Tool calls.
+    pub tool_calls: u64,
+    /// Tokens by model.
+    pub tokens: Vec<SessionTokens>,
+}
+
+impl Index {
+    /// Returns the sessions, most recently updated first.
+    pub fn sessions(&self, p: &ListParams) -> Result<Vec<SessionInfo>, IndexError> {
+        let projects = if p.projects.is_empty() {
+            None
+        } else {
+            Some(self.projects_matching(&p.projects)?)
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, session_id, agent, format, path, project, title, first_prompt,
+                        created_ms, updated_ms, entries, messages, user_messages,
+                        assistant_messages, tool_calls
+                 FROM sessions
+                 WHERE (?1 IS NULL OR updated_ms >= ?1)
+                 ORDER BY updated_ms IS NULL, updated_ms DESC, path",
+            )
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map(params![p.since_ms], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    SessionInfo {
+                        session_id: r.get(1)?,
+                        agent: r.get(2)?,
+                        format: r.get(3)?,
+                        path: r.get(4)?,
+                        project: r.get(5)?,
+                        title: r.get(6)?,
+                        first_prompt: r.get(7)?,
+                        created_ms: r.get(8)?,
+                        updated_ms: r.get(9)?,
+                        entries: r.get::<_, i64>(10)? as u64,
+                        messages: r.get::<_, i64>(11)? as u64,
+                        user_messages: r.get::<_, i64>(12)? as u64,
+                        assistant_messages: r.get::<_, i64>(13)? as u64,
+                        tool_calls: r.get::<_, i64>(14)? as u64,
+                        tokens: Vec::new(),
+                    },
+                ))
+            })
+            .at(&self.path)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, mut info) = row.at(&self.path)?;
+            if !p.agents.is_empty() && !p.agents.iter().any(|a| a.eq_ignore_ascii_case(&info.agent))
+            {
+                continue;
+            }
+            if let Some(ps) = &projects {
+                if !info.project.as_ref().is_some_and(|x| ps.contains(x)) {
+                    continue;
+                }
+            }
+            info.tokens = self.session_tokens(id)?;
+            out.push(info);
+            if p.limit > 0 && out.len() >= p.limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    fn session_tokens(&self, id: i64) -> Result<Vec<SessionTokens>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT coalesce(model, 'unknown'), count(*), sum(input), sum(output),
+                        sum(cache_read), sum(cache_write)
+                 FROM usage WHERE session = ?1 GROUP BY 1 ORDER BY 1",
+            )
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map([id], |r| {
+                Ok(SessionTokens {
+                    model: r.get(0)?,
+                    responses: r.get::<_, i64>(1)? as u64,
+                    input: r.get::<_, i64>(2)? as u64,
+                    output: r.get::<_, i64>(3)? as u64,
+                    cache_read: r.get::<_, i64>(4)? as u64,
+                    cache_write: r.get::<_, i64>(5)? as u64,
+                })
+            })
+            .at(&self.path)?;
+        rows.map(|r| r.at(&self.path)).collect()
+    }
+
+    /// Returns the path and format of sessions whose id starts with `id`
+    /// (for `agentlog show ID`).
+    pub fn find_session(&self, id: &str) -> Result<Vec<(String, String, String)>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT session_id, path, format FROM sessions
+                 WHERE substr(session_id, 1, length(?1)) = ?1 ORDER BY updated_ms DESC",
+            )
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .at(&self.path)?;
+        rows.map(|r| r.at(&self.path)).collect()
+    }
+
+    /// Returns (documents, sessions, files with errors) counts.
+    pub fn counts(&self) -> Result<(u64, u64, u64), IndexError> {
+        self.conn
+            .query_row(
+                "SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM sessions),
+                        (SELECT count(*) FROM files WHERE error IS NOT NULL)",
+                [],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)? as u64,
+                        r.get::<_, i64>(1)? as u64,
+                        r.get::<_, i64>(2)? as u64,
+                    ))
+                },
+            )
+            .at(&self.path)
+    }
+
+    /// Returns the entry ids indexed for the session file at `path`, in
+    /// line order (for tests of incremental updates).
+    pub fn entry_ids(&self, path: &str) -> Result<Vec<String>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT d.entry_id FROM docs d JOIN sessions s ON s.id = d.session
+                 WHERE s.path = ?1 ORDER BY d.line, d.id",
+            )
+            .at(&self.path)?;
+        let rows = stmt.query_map([path], |r| r.get(0)).at(&self.path)?;
+        rows.map(|r| r.at(&self.path)).collect()
+    }
+}

@@ -1,0 +1,184 @@
+//! The search query language, translated to an FTS5 expression.
+//!
+//! - `word` matches the word (any case, accents ignored);
+//! - `word*` matches words starting with `word`;
+//! - `"exact words"` matches the words next to each other, in order
+//!   (`"exact wor"*` ends in a prefix);
+//! - terms are all required; `a OR b` needs either; `-word` or `NOT word`
+//!   excludes.
+//!
+//! Every term is quoted before it reaches FTS5, so punctuation in a query
+//! (`src/main.rs`, `foo::bar`, `-rf`) is searched as words, never read as
+//! FTS5 syntax.
+
+use crate::IndexError;
+
+/// The columns user terms are matched against (not the filter tags).
+pub(crate) const CONTENT_COLUMNS: &str = "{text thinking tools output}";
+
+#[derive(Debug, PartialEq)]
+enum Tok {
+    Term { text: String, prefix: bool },
+    Or,
+    Not,
+}
+
+fn tokenize(q: &str) -> Vec<Tok> {
+    let mut out = Vec::new();
+    let mut chars = q.chars().peekable();
+    let mut negate_next = false;
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+            continue;
+        }
+        if c == '-' && !negate_next {
+            // A leading dash excludes the term that follows it directly.
+            let mut look = chars.clone();
+            look.next();
+            if look.peek().is_some_and(|n| !n.is_whitespace() && *n != '-') {
+                chars.next();
+                out.push(Tok::Not);
+                negate_next = true;
+                continue;
+            }
+        }
+        negate_next = false;
+        if c == '"' {
+            chars.next();
+            let mut text = String::new();
+            for ch in chars.by_ref() {
+                if ch == '"' {
+                    break;
+                }
+                text.push(ch);
+            }
+            let prefix = chars.peek() == Some(&'*');
+            if prefix {
+                chars.next();
+            }
+            out.push(Tok::Term { text, prefix });
+            continue;
+        }
+        let mut word = String::new();
+        while let Some(&ch) = chars.peek() {
+            if ch.is_whitespace() || ch == '"' {
+                break;
+            }
+            word.push(ch);
+            chars.next();
+        }
+        match word.as_str() {
+            "OR" => out.push(Tok::Or),
+            "NOT" => out.push(Tok::Not),
+            "AND" => {}
+            _ => {
+                let prefix = word.ends_with('*');
+                let text = word.trim_end_matches('*').to_string();
+                out.push(Tok::Term { text, prefix });
+            }
+        }
+    }
+    out
+}
+
+fn has_word(s: &str) -> bool {
+    s.chars().any(char::is_alphanumeric)
+}
+
+fn phrase(text: &str, prefix: bool) -> String {
+    let mut p = format!("\"{}\"", text.replace('"', "\"\""));
+    if prefix {
+        p.push('*');
+    }
+    p
+}
+
+/// Translates a user query to an FTS5 expression over the content columns.
+pub fn to_fts(query: &str) -> Result<String, IndexError> {
+    let toks = tokenize(query);
+    // Groups of alternatives (a OR b), each required or excluded.
+    let mut required: Vec<Vec<String>> = Vec::new();
+    let mut excluded: Vec<String> = Vec::new();
+    let mut negate = false;
+    let mut join_or = false;
+    for t in toks {
+        match t {
+            Tok::Or => join_or = !required.is_empty(),
+            Tok::Not => negate = true,
+            Tok::Term { text, prefix } => {
+                if !has_word(&text) {
+                    negate = false;
+                    continue;
+                }
+                let p = phrase(&text, prefix);
+                if negate {
+                    excluded.push(p);
+                } else if join_or {
+                    if let Some(last) = required.last_mut() {
+                        last.push(p);
+                    }
+                } else {
+                    required.push(vec![p]);
+                }
+                negate = false;
+                join_or = false;
+            }
+        }
+    }
+    if required.is_empty() {
+        return Err(IndexError::Query {
+            query: query.to_string(),
+            message:
+                "give at least one word to look for (letters or digits; `-word` only excludes)"
+                    .to_string(),
+        });
+    }
+    let groups: Vec<String> = required
+        .into_iter()
+        .map(|g| {
+            if g.len() == 1 {
+                g.into_iter().collect()
+            } else {
+                format!("({})", g.join(" OR "))
+            }
+        })
+        .collect();
+    let mut expr = groups.join(" AND ");
+    if !excluded.is_empty() {
+        expr = format!("({expr}) NOT ({})", excluded.join(" OR "));
+    }
+    Ok(format!("{CONTENT_COLUMNS} : ({expr})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(s: &str) -> String {
+        to_fts(s).unwrap_or_else(|e| e.to_string())
+    }
+
+    #[test]
+    fn translates_words_phrases_prefixes() {
+        assert_eq!(q("parser"), "{text thinking tools output} : (\"parser\")");
+        assert_eq!(
+            q("\"borrow checker\" lifeti*"),
+            "{text thinking tools output} : (\"borrow checker\" AND \"lifeti\"*)"
+        );
+        assert_eq!(
+            q("src/main.rs OR lib.rs -test"),
+            "{text thinking tools output} : (((\"src/main.rs\" OR \"lib.rs\")) NOT (\"test\"))"
+        );
+        assert_eq!(
+            q("a NOT b \"it's\" AND"),
+            "{text thinking tools output} : ((\"a\" AND \"it's\") NOT (\"b\"))"
+        );
+        assert_eq!(
+            q("x -- y"),
+            "{text thinking tools output} : (\"x\" AND \"y\")"
+        );
+        assert!(to_fts("-only").is_err());
+        assert!(to_fts("  ").is_err());
+    }
+}

@@ -1,0 +1,499 @@
+//! Bringing the index up to date with the session files: plan by stat,
+//! parse in parallel, write from one thread in few transactions.
+
+use crate::error::SqlContext;
+use crate::extract::{self, Extracted};
+use crate::files::{self, FileStat, FileState};
+use crate::{writer, Index, IndexError};
+use agentlog_formats::discover::Found;
+use agentlog_formats::registry;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+/// What an update did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct UpdateReport {
+    /// Files looked at.
+    pub files: usize,
+    /// Files unchanged since the last update.
+    pub unchanged: usize,
+    /// Files read in full (new or rewritten).
+    pub read_full: usize,
+    /// Files read from where the last update stopped.
+    pub appended: usize,
+    /// Files removed from the index because they are gone.
+    pub removed: usize,
+    /// Files that could not be read (kept in the index with their error).
+    pub failed: usize,
+    /// Entries written.
+    pub entries: u64,
+    /// Bytes of session files read.
+    pub bytes_read: u64,
+    /// Reader diagnostics (bad lines, unknown records) seen.
+    pub diagnostics: u64,
+}
+
+/// Progress of an update, for a progress bar.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Progress {
+    /// Files done.
+    pub done: usize,
+    /// Files to read.
+    pub total: usize,
+    /// Bytes done.
+    pub bytes_done: u64,
+    /// Bytes to read.
+    pub bytes_total: u64,
+}
+
+/// What an update would do, from a stat of every file only.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    pub(crate) jobs: Vec<Job>,
+    pub(crate) removed: Vec<(i64, PathBuf)>,
+    pub(crate) unchanged: usize,
+    /// Bytes the update would read (at most).
+    pub bytes: u64,
+}
+
+impl Plan {
+    /// Returns the number of files to read.
+    pub fn files_to_read(&self) -> usize {
+        self.jobs.len()
+    }
+
+    /// Returns the number of files to remove from the index.
+    pub fn files_to_remove(&self) -> usize {
+        self.removed.len()
+    }
+
+    /// True when the index is current.
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty() && self.removed.is_empty()
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Job {
+    pub path: PathBuf,
+    pub format: &'static str,
+    pub stat: FileStat,
+    /// The stored state, when the file was indexed before.
+    pub state: Option<FileState>,
+    /// True when the file may have grown by appends only.
+    pub try_tail: bool,
+}
+
+/// A file read by a worker, ready for the writer.
+pub(crate) struct Parsed {
+    pub job: Job,
+    pub outcome: Outcome,
+}
+
+pub(crate) enum Outcome {
+    /// The whole file was read.
+    Full {
+        extracted: Extracted,
+        state: FileState,
+        diagnostics: u64,
+        bytes: u64,
+    },
+    /// The tail was read; documents from `from_line` on are replaced.
+    Tail {
+        extracted: Extracted,
+        from_line: u64,
+        state: FileState,
+        diagnostics: u64,
+        bytes: u64,
+    },
+    /// The file could not be read.
+    Failed { message: String, state: FileState },
+}
+
+impl Index {
+    /// Returns what an update over `found` would do, looking only at file
+    /// sizes, times and inodes.
+    pub fn plan(&self, found: &[Found]) -> Result<Plan, IndexError> {
+        let stored = self.file_states()?;
+        let mut seen = HashMap::with_capacity(found.len());
+        let mut plan = Plan::default();
+        for f in found {
+            if seen.contains_key(&f.path) {
+                continue;
+            }
+            // A file that vanished since discovery is removed below.
+            let Some(stat) = files::stat(&f.path) else {
+                continue;
+            };
+            seen.insert(f.path.clone(), ());
+            let state = stored.get(&f.path).cloned();
+            let job = match state {
+                // Unchanged; a file that failed and has not changed is not
+                // retried either.
+                Some(s) if same_stat(&s.stat, &stat) && s.format == f.format => {
+                    plan.unchanged += 1;
+                    continue;
+                }
+                Some(s) => {
+                    let try_tail = files::incremental(f.format)
+                        && s.format == f.format
+                        && s.error.is_none()
+                        && stat.is_file
+                        && s.stat.inode == stat.inode
+                        && stat.size >= s.indexed_to;
+                    plan.bytes += if try_tail {
+                        stat.size - s.tail_offset.min(stat.size)
+                    } else {
+                        stat.size
+                    };
+                    Job {
+                        path: f.path.clone(),
+                        format: f.format,
+                        stat,
+                        state: Some(s),
+                        try_tail,
+                    }
+                }
+                None => {
+                    plan.bytes += stat.size;
+                    Job {
+                        path: f.path.clone(),
+                        format: f.format,
+                        stat,
+                        state: None,
+                        try_tail: false,
+                    }
+                }
+            };
+            plan.jobs.push(job);
+        }
+        for (path, s) in stored {
+            if !seen.contains_key(&path) {
+                plan.removed.push((s.id, path));
+            }
+        }
+        plan.removed.sort();
+        // Oldest first, so that newer sessions get higher document ids: the
+        // search ranks its newest candidates first.
+        plan.jobs.sort_by(|a, b| {
+            a.stat
+                .mtime_ns
+                .cmp(&b.stat.mtime_ns)
+                .then(a.path.cmp(&b.path))
+        });
+        Ok(plan)
+    }
+
+    /// Brings the index up to date with `found` (usually every discovered
+    /// session): new and rewritten files are read in full, grown append-only
+    /// files from where the last update stopped, vanished files removed.
+    pub fn update(
+        &mut self,
+        found: &[Found],
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<UpdateReport, IndexError> {
+        let plan = self.plan(found)?;
+        self.apply(plan, progress)
+    }
+
+    /// Carries out a [`Plan`].
+    pub fn apply(
+        &mut self,
+        plan: Plan,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<UpdateReport, IndexError> {
+        let mut report = UpdateReport {
+            files: plan.jobs.len() + plan.unchanged,
+            unchanged: plan.unchanged,
+            removed: plan.removed.len(),
+            ..UpdateReport::default()
+        };
+        let path = self.path.clone();
+        let mut w = writer::Writer::begin(&mut self.conn, &path)?;
+        for (id, _) in &plan.removed {
+            w.remove_file(*id)?;
+        }
+        let total = plan.jobs.len();
+        let mut prog = Progress {
+            done: 0,
+            total,
+            bytes_done: 0,
+            bytes_total: plan.bytes,
+        };
+        progress(prog);
+        if total == 0 {
+            w.commit()?;
+            return Ok(report);
+        }
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 8)
+            .min(total);
+        let next = AtomicUsize::new(0);
+        let jobs = &plan.jobs;
+        let result: Result<(), IndexError> = std::thread::scope(|scope| {
+            let (tx, rx) = mpsc::sync_channel::<Parsed>(workers * 2);
+            for _ in 0..workers {
+                let tx = tx.clone();
+                let next = &next;
+                scope.spawn(move || loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else { break };
+                    let parsed = parse_job(job.clone());
+                    if tx.send(parsed).is_err() {
+                        break;
+                    }
+                });
+            }
+            drop(tx);
+            let mut since_commit = 0u64;
+            for parsed in rx {
+                let (bytes, diags, entries) = w.write(&parsed)?;
+                match &parsed.outcome {
+                    Outcome::Full { .. } => report.read_full += 1,
+                    Outcome::Tail { .. } => report.appended += 1,
+                    Outcome::Failed { .. } => report.failed += 1,
+                }
+                report.bytes_read += bytes;
+                report.diagnostics += diags;
+                report.entries += entries;
+                since_commit += bytes;
+                prog.done += 1;
+                prog.bytes_done += bytes;
+                progress(prog);
+                if since_commit > 256 * 1024 * 1024 {
+                    w.checkpoint()?;
+                    since_commit = 0;
+                }
+            }
+            Ok(())
+        });
+        result?;
+        w.commit()?;
+        Ok(report)
+    }
+
+    /// Returns the stored state of every file, by path.
+    pub(crate) fn file_states(&self) -> Result<HashMap<PathBuf, FileState>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, path, format, size, mtime_ns, inode, indexed_to, tail_offset,
+                        tail_line, head_hash, before_hash, error FROM files",
+            )
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    PathBuf::from(r.get::<_, String>(1)?),
+                    FileState {
+                        id: r.get(0)?,
+                        format: r.get(2)?,
+                        stat: FileStat {
+                            size: r.get::<_, i64>(3)? as u64,
+                            mtime_ns: r.get(4)?,
+                            inode: r.get::<_, i64>(5)? as u64,
+                            is_file: true,
+                        },
+                        indexed_to: r.get::<_, i64>(6)? as u64,
+                        tail_offset: r.get::<_, i64>(7)? as u64,
+                        tail_line: r.get::<_, i64>(8)? as u64,
+                        head_hash: r.get(9)?,
+                        before_hash: r.get(10)?,
+                        error: r.get(11)?,
+                    },
+                ))
+            })
+            .at(&self.path)?;
+        let mut out = HashMap::new();
+        for row in rows {
+            let (p, s) = row.at(&self.path)?;
+            out.insert(p, s);
+        }
+        Ok(out)
+    }
+
+    /// Returns the stored state of the file at `path` (for tests and
+    /// `agentlog doctor`).
+    pub fn file_state(&self, path: &std::path::Path) -> Result<Option<FileState>, IndexError> {
+        Ok(self.file_states()?.remove(path))
+    }
+}
+
+fn same_stat(a: &FileStat, b: &FileStat) -> bool {
+    a.size == b.size && a.mtime_ns == b.mtime_ns && a.inode == b.inode
+}
+
+/// Reads one file (in a worker thread).
+fn parse_job(job: Job) -> Parsed {
+    let outcome = if job.try_tail {
+        match job.state.as_ref().map(|s| read_tail(&job, s)) {
+            Some(Ok(Some(o))) => o,
+            Some(Err(message)) => failed(&job, message),
+            _ => read_full(&job),
+        }
+    } else {
+        read_full(&job)
+    };
+    Parsed { job, outcome }
+}
+
+fn failed(job: &Job, message: String) -> Outcome {
+    Outcome::Failed {
+        message,
+        state: FileState {
+            format: job.format.to_string(),
+            stat: job.stat,
+            error: None,
+            ..FileState::default()
+        },
+    }
+}
+
+fn read_full(job: &Job) -> Outcome {
+    let Some(format) = registry::by_name(job.format) else {
+        return failed(job, format!("unknown format {}", job.format));
+    };
+    let incremental = files::incremental(job.format) && job.stat.is_file;
+    let (read, bytes_len, state) = if job.stat.is_file {
+        let bytes = match std::fs::read(&job.path) {
+            Ok(b) => b,
+            Err(e) => return failed(job, format!("{}: {e}", job.path.display())),
+        };
+        let end = if incremental {
+            files::whole_lines(&bytes)
+        } else {
+            bytes.len()
+        };
+        let read = match format.read_bytes(&job.path, &bytes[..end]) {
+            Ok(r) => r,
+            Err(e) => return failed(job, e.to_string()),
+        };
+        let (head_hash, before_hash) = files::check_hashes(&bytes, end);
+        let mut state = FileState {
+            format: job.format.to_string(),
+            stat: job.stat,
+            indexed_to: end as u64,
+            tail_offset: 0,
+            tail_line: 1,
+            head_hash,
+            before_hash,
+            ..FileState::default()
+        };
+        if incremental {
+            let line = restart_line(&read.session);
+            match line.and_then(|l| files::line_offset(&bytes[..end], 0, 1, l).map(|o| (l, o))) {
+                Some((l, o)) => {
+                    state.tail_line = l;
+                    state.tail_offset = o;
+                }
+                None => {
+                    state.tail_line = 1;
+                    state.tail_offset = 0;
+                }
+            }
+        }
+        (read, bytes.len() as u64, state)
+    } else {
+        let read = match format.read_path(&job.path) {
+            Ok(r) => r,
+            Err(e) => return failed(job, e.to_string()),
+        };
+        let state = FileState {
+            format: job.format.to_string(),
+            stat: job.stat,
+            indexed_to: job.stat.size,
+            tail_line: 1,
+            ..FileState::default()
+        };
+        (read, job.stat.size, state)
+    };
+    let mut extracted = extract::extract(&read.session);
+    if extracted.session.session_id.is_empty() {
+        extracted.session.session_id = job
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+    }
+    Outcome::Full {
+        extracted,
+        state,
+        diagnostics: read.diagnostics.len() as u64,
+        bytes: bytes_len,
+    }
+}
+
+/// Returns `Ok(None)` when the file must be read in full after all.
+fn read_tail(job: &Job, state: &FileState) -> Result<Option<Outcome>, String> {
+    let Some(format) = registry::by_name(job.format) else {
+        return Ok(None);
+    };
+    let tail = match files::read_tail(&job.path, state) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", job.path.display())),
+    };
+    let Ok(read) = format.read_bytes(&job.path, &tail.buffer) else {
+        return Ok(None);
+    };
+    let mut session = read.session;
+    // Every entry must say where it came from to be placed; otherwise read
+    // the whole file.
+    if session.entries.iter().any(|e| e.line.is_none()) {
+        return Ok(None);
+    }
+    session
+        .entries
+        .retain(|e| e.line.unwrap_or(0) >= tail.first_line);
+    let tail_bytes = &tail.buffer[tail.buffer.len() - (tail.end - tail.first_offset) as usize..];
+    let (tail_line, tail_offset) = match restart_line(&session) {
+        Some(l) => match files::line_offset(tail_bytes, tail.first_offset, tail.first_line, l) {
+            Some(o) => (l, o),
+            None => (tail.first_line, tail.first_offset),
+        },
+        None => (tail.first_line, tail.first_offset),
+    };
+    let extracted = extract::extract(&session);
+    Ok(Some(Outcome::Tail {
+        extracted,
+        from_line: tail.first_line,
+        state: FileState {
+            id: state.id,
+            format: job.format.to_string(),
+            stat: job.stat,
+            indexed_to: tail.end,
+            tail_offset,
+            tail_line,
+            head_hash: tail.hashes.0,
+            before_hash: tail.hashes.1,
+            error: None,
+        },
+        diagnostics: read.diagnostics.len() as u64,
+        bytes: tail_bytes.len() as u64,
+    }))
+}
+
+/// Returns the line the next incremental read starts at: that of the last
+/// real user prompt (a turn boundary), or `None` to re-read from the start.
+fn restart_line(session: &agentlog_model::Session) -> Option<u64> {
+    session
+        .entries
+        .iter()
+        .rev()
+        .find(|e| {
+            e.message().is_some_and(|m| {
+                m.role == agentlog_model::Role::User
+                    && m.injected.is_none()
+                    && !m.sidechain
+                    && m.content
+                        .iter()
+                        .any(|b| matches!(b.kind, agentlog_model::BlockKind::Text { .. }))
+            })
+        })
+        .and_then(|e| e.line)
+        .filter(|&l| l >= 2)
+}

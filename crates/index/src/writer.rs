@@ -1,0 +1,366 @@
+//! The single writer: everything an update stores goes through here, in
+//! large transactions with cached prepared statements.
+
+use crate::error::SqlContext;
+use crate::extract::{Doc, Extracted};
+use crate::files::FileState;
+use crate::update::{Outcome, Parsed};
+use crate::IndexError;
+use rusqlite::{params, Connection, OptionalExtension};
+use std::path::Path;
+
+/// Returns the filter tag for `value` of a kind: a token no real word
+/// looks like, so filters become full-text terms intersected in the index.
+pub(crate) fn tag(kind: char, value: &str) -> String {
+    let h = crate::files::hash(value.trim().to_lowercase().as_bytes()) as u64;
+    format!("x{kind}{:012x}", h & 0xffff_ffff_ffff)
+}
+
+/// Returns the project tag value: the path without a trailing separator.
+pub(crate) fn project_key(project: &str) -> &str {
+    let t = project.trim_end_matches(['/', '\\']);
+    if t.is_empty() {
+        project
+    } else {
+        t
+    }
+}
+
+pub(crate) struct Writer<'c> {
+    conn: &'c mut Connection,
+    path: &'c Path,
+    open: bool,
+}
+
+impl<'c> Writer<'c> {
+    pub fn begin(conn: &'c mut Connection, path: &'c Path) -> Result<Writer<'c>, IndexError> {
+        conn.execute_batch("BEGIN IMMEDIATE").at(path)?;
+        Ok(Writer {
+            conn,
+            path,
+            open: true,
+        })
+    }
+
+    /// Commits what was written so far and starts a new transaction.
+    pub fn checkpoint(&mut self) -> Result<(), IndexError> {
+        self.conn
+            .execute_batch("COMMIT; BEGIN IMMEDIATE")
+            .at(self.path)
+    }
+
+    pub fn commit(mut self) -> Result<(), IndexError> {
+        self.open = false;
+        self.conn.execute_batch("COMMIT").at(self.path)
+    }
+
+    /// Removes a file and everything indexed from it.
+    pub fn remove_file(&mut self, id: i64) -> Result<(), IndexError> {
+        self.clear_session(id, 0)?;
+        self.conn
+            .execute("DELETE FROM sessions WHERE id = ?1", [id])
+            .at(self.path)?;
+        self.conn
+            .execute("DELETE FROM files WHERE id = ?1", [id])
+            .at(self.path)?;
+        Ok(())
+    }
+
+    /// Removes the documents and usage of session `id` from line `from` on
+    /// (everything when `from` is 0).
+    fn clear_session(&mut self, id: i64, from: u64) -> Result<(), IndexError> {
+        let from = from as i64;
+        let c = &self.conn;
+        c.prepare_cached(
+            "DELETE FROM fts WHERE rowid IN
+               (SELECT id FROM docs WHERE session = ?1 AND (?2 = 0 OR line >= ?2))",
+        )
+        .and_then(|mut s| s.execute(params![id, from]))
+        .at(self.path)?;
+        c.prepare_cached("DELETE FROM docs WHERE session = ?1 AND (?2 = 0 OR line >= ?2)")
+            .and_then(|mut s| s.execute(params![id, from]))
+            .at(self.path)?;
+        c.prepare_cached("DELETE FROM usage WHERE session = ?1 AND (?2 = 0 OR line >= ?2)")
+            .and_then(|mut s| s.execute(params![id, from]))
+            .at(self.path)?;
+        Ok(())
+    }
+
+    /// Stores one parsed file; returns (bytes read, diagnostics, entries).
+    pub fn write(&mut self, p: &Parsed) -> Result<(u64, u64, u64), IndexError> {
+        let path_text = p.job.path.to_string_lossy().into_owned();
+        match &p.outcome {
+            Outcome::Failed { message, state } => {
+                let id = self.upsert_file(
+                    p.job.state.as_ref().map(|s| s.id),
+                    &path_text,
+                    state,
+                    Some(message),
+                    0,
+                )?;
+                self.clear_session(id, 0)?;
+                self.conn
+                    .execute("DELETE FROM sessions WHERE id = ?1", [id])
+                    .at(self.path)?;
+                Ok((0, 0, 0))
+            }
+            Outcome::Full {
+                extracted,
+                state,
+                diagnostics,
+                bytes,
+            } => {
+                let old = p.job.state.as_ref().map(|s| s.id);
+                let id = self.upsert_file(old, &path_text, state, None, *diagnostics)?;
+                if old.is_some() {
+                    self.clear_session(id, 0)?;
+                }
+                let s = &extracted.session;
+                self.conn
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO sessions(id, session_id, agent, format, path, project,
+                           title, first_prompt, created_ms, updated_ms)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    )
+                    .and_then(|mut st| {
+                        st.execute(params![
+                            id,
+                            s.session_id,
+                            s.agent,
+                            p.job.format,
+                            path_text,
+                            s.project,
+                            s.title,
+                            s.first_prompt,
+                            s.created_ms,
+                            s.updated_ms
+                        ])
+                    })
+                    .at(self.path)?;
+                let n = self.insert_docs(id, &s.agent, s.project.as_deref(), extracted)?;
+                self.recount(id)?;
+                Ok((*bytes, *diagnostics, n))
+            }
+            Outcome::Tail {
+                extracted,
+                from_line,
+                state,
+                diagnostics,
+                bytes,
+            } => {
+                let id = state.id;
+                self.upsert_file(Some(id), &path_text, state, None, *diagnostics)?;
+                self.clear_session(id, *from_line)?;
+                let s = &extracted.session;
+                self.conn
+                    .prepare_cached(
+                        "UPDATE sessions SET
+                           title = coalesce(?2, title),
+                           project = coalesce(project, ?3),
+                           first_prompt = coalesce(first_prompt, ?4),
+                           created_ms = coalesce(created_ms, ?5),
+                           updated_ms = CASE WHEN ?6 IS NULL THEN updated_ms
+                                             WHEN updated_ms IS NULL OR ?6 > updated_ms THEN ?6
+                                             ELSE updated_ms END
+                         WHERE id = ?1",
+                    )
+                    .and_then(|mut st| {
+                        st.execute(params![
+                            id,
+                            s.title,
+                            s.project,
+                            s.first_prompt,
+                            s.created_ms,
+                            s.updated_ms
+                        ])
+                    })
+                    .at(self.path)?;
+                let (agent, project): (String, Option<String>) = self
+                    .conn
+                    .query_row(
+                        "SELECT agent, project FROM sessions WHERE id = ?1",
+                        [id],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .optional()
+                    .at(self.path)?
+                    .unwrap_or_else(|| (s.agent.clone(), s.project.clone()));
+                let n = self.insert_docs(id, &agent, project.as_deref(), extracted)?;
+                self.recount(id)?;
+                Ok((*bytes, *diagnostics, n))
+            }
+        }
+    }
+
+    fn upsert_file(
+        &mut self,
+        id: Option<i64>,
+        path: &str,
+        st: &FileState,
+        error: Option<&String>,
+        diagnostics: u64,
+    ) -> Result<i64, IndexError> {
+        let values = params![
+            path,
+            st.format,
+            st.stat.size as i64,
+            st.stat.mtime_ns,
+            st.stat.inode as i64,
+            st.indexed_to as i64,
+            st.tail_offset as i64,
+            st.tail_line as i64,
+            st.head_hash,
+            st.before_hash,
+            error,
+            diagnostics as i64,
+            id,
+        ];
+        match id {
+            Some(id) => {
+                self.conn
+                    .prepare_cached(
+                        "UPDATE files SET path = ?1, format = ?2, size = ?3, mtime_ns = ?4, inode = ?5,
+                           indexed_to = ?6, tail_offset = ?7, tail_line = ?8, head_hash = ?9,
+                           before_hash = ?10, error = ?11, diagnostics = ?12 WHERE id = ?13",
+                    )
+                    .and_then(|mut s| s.execute(values))
+                    .at(self.path)?;
+                Ok(id)
+            }
+            None => {
+                self.conn
+                    .prepare_cached(
+                        "INSERT INTO files(path, format, size, mtime_ns, inode, indexed_to,
+                           tail_offset, tail_line, head_hash, before_hash, error, diagnostics, id)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                    )
+                    .and_then(|mut s| s.execute(values))
+                    .at(self.path)?;
+                Ok(self.conn.last_insert_rowid())
+            }
+        }
+    }
+
+    fn insert_docs(
+        &mut self,
+        id: i64,
+        agent: &str,
+        project: Option<&str>,
+        x: &Extracted,
+    ) -> Result<u64, IndexError> {
+        let mut base_tags = format!("{} {}", tag('a', agent), tag('s', &id.to_string()));
+        if let Some(p) = project {
+            base_tags.push(' ');
+            base_tags.push_str(&tag('p', project_key(p)));
+        }
+        let c = &self.conn;
+        let mut doc_stmt = c
+            .prepare_cached(
+                "INSERT INTO docs(session, entry_id, line, ts_ms, role, kind, is_message, tool_calls)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )
+            .at(self.path)?;
+        let mut fts_stmt = c
+            .prepare_cached(
+                "INSERT INTO fts(rowid, text, thinking, tools, output, tags)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .at(self.path)?;
+        for d in &x.docs {
+            doc_stmt
+                .execute(params![
+                    id,
+                    d.entry_id,
+                    d.line.map(|l| l as i64),
+                    d.ts_ms,
+                    d.role,
+                    d.kind,
+                    d.is_message,
+                    d.tool_calls
+                ])
+                .at(self.path)?;
+            if d.is_empty() {
+                continue;
+            }
+            let rowid = c.last_insert_rowid();
+            fts_stmt
+                .execute(params![
+                    rowid,
+                    d.text,
+                    d.thinking,
+                    d.tools,
+                    d.output,
+                    doc_tags(&base_tags, d)
+                ])
+                .at(self.path)?;
+        }
+        let mut usage_stmt = c
+            .prepare_cached(
+                "INSERT INTO usage(session, entry_id, line, ts_ms, model, response_id, input, output,
+                   cache_read, cache_write, reasoning, cost_usd)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            )
+            .at(self.path)?;
+        for u in &x.usage {
+            usage_stmt
+                .execute(params![
+                    id,
+                    u.entry_id,
+                    u.line.map(|l| l as i64),
+                    u.ts_ms,
+                    u.model,
+                    u.response_id,
+                    u.input as i64,
+                    u.output as i64,
+                    u.cache_read as i64,
+                    u.cache_write as i64,
+                    u.reasoning as i64,
+                    u.cost_usd
+                ])
+                .at(self.path)?;
+        }
+        Ok(x.docs.len() as u64)
+    }
+
+    fn recount(&mut self, id: i64) -> Result<(), IndexError> {
+        self.conn
+            .prepare_cached(
+                "UPDATE sessions SET (entries, messages, user_messages, assistant_messages, tool_calls) =
+                   (SELECT count(*), coalesce(sum(is_message), 0), coalesce(sum(role = 'user'), 0),
+                           coalesce(sum(role = 'assistant'), 0), coalesce(sum(tool_calls), 0)
+                    FROM docs WHERE session = ?1)
+                 WHERE id = ?1",
+            )
+            .and_then(|mut s| s.execute([id]))
+            .at(self.path)?;
+        Ok(())
+    }
+}
+
+fn doc_tags(base: &str, d: &Doc) -> String {
+    let mut t = String::with_capacity(base.len() + 48);
+    t.push_str(base);
+    if let Some(r) = &d.role {
+        t.push(' ');
+        t.push_str(&tag('r', r));
+    }
+    if !d.thinking.is_empty() {
+        t.push(' ');
+        t.push_str(&tag('r', "thinking"));
+    }
+    for n in &d.tool_names {
+        t.push(' ');
+        t.push_str(&tag('t', n));
+    }
+    t
+}
+
+impl Drop for Writer<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            // An error left the transaction open: undo it, keeping the index
+            // as it was before this update.
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+    }
+}

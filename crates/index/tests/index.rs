@@ -1,0 +1,481 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The index over sessions in agentlog's own JSON format (always readable),
+//! the fixtures of every agent, and a generated corpus.
+
+use agentlog_formats::discover::Found;
+use agentlog_formats::Format;
+use agentlog_index::{GroupBy, Index, ListParams, SearchParams, StatsParams};
+use agentlog_model::{
+    Agent, Block, Entry, EntryKind, Message, Role, Session, SessionMeta, Timestamp, Usage,
+};
+use std::path::{Path, PathBuf};
+
+const DAY: i64 = 86_400_000;
+const NOW: i64 = 1_750_000_000_000;
+
+fn ts(ms: i64) -> Timestamp {
+    Timestamp::Millis(ms)
+}
+
+struct Turn<'a> {
+    user: &'a str,
+    thinking: Option<&'a str>,
+    tool: Option<(&'a str, serde_json::Value, &'a str)>,
+    answer: &'a str,
+    model: &'a str,
+    usage: (u64, u64, u64, u64),
+}
+
+fn session(id: &str, agent: Agent, cwd: &str, at: i64, turns: &[Turn<'_>]) -> Session {
+    let mut s = Session::new(SessionMeta::new(id, agent));
+    s.meta.cwd = Some(cwd.to_string());
+    s.meta.created_at = Some(ts(at));
+    let mut n = 0;
+    let mut parent: Option<String> = None;
+    let mut push = |s: &mut Session, m: Message| {
+        n += 1;
+        let eid = format!("{id}-e{n}");
+        let mut e = Entry::new(&eid, parent.clone(), EntryKind::Message(m)).at(ts(at + n * 1000));
+        e.line = Some(n as u64);
+        s.push(e);
+        parent = Some(eid);
+    };
+    for t in turns {
+        push(&mut s, Message::text(Role::User, t.user));
+        let mut a = Message::new(Role::Assistant);
+        if let Some(th) = t.thinking {
+            a.content.push(Block::thinking(th, None));
+        }
+        if let Some((name, input, _)) = &t.tool {
+            a.content
+                .push(Block::tool_call(Some("call".into()), *name, input.clone()));
+        }
+        a.content.push(Block::text(t.answer));
+        a.model = Some(t.model.to_string());
+        a.usage = Some(Usage {
+            input: t.usage.0,
+            output: t.usage.1,
+            cache_read: t.usage.2,
+            cache_write: t.usage.3,
+            ..Usage::default()
+        });
+        push(&mut s, a);
+        if let Some((name, _, out)) = &t.tool {
+            let mut r = Message::new(Role::User);
+            r.content.push(Block::tool_result(
+                Some("call".into()),
+                vec![Block::text(*out)],
+                false,
+            ));
+            r.tool_name = Some(name.to_string());
+            push(&mut s, r);
+        }
+    }
+    s
+}
+
+fn write_json(dir: &Path, name: &str, s: &Session) -> Found {
+    let p = dir.join(format!("{name}.json"));
+    let mut out = Vec::new();
+    agentlog_formats::json::FORMAT.write(s, &mut out).unwrap();
+    std::fs::write(&p, out).unwrap();
+    Found {
+        path: p,
+        format: "json",
+    }
+}
+
+fn corpus(dir: &Path) -> Vec<Found> {
+    let a = session(
+        "alpha-1111",
+        Agent::Claude,
+        "/home/u/parser",
+        NOW - 40 * DAY,
+        &[
+            Turn {
+                user: "the tokenizer panics on unicode input",
+                thinking: Some("maybe the lexer slices bytes"),
+                tool: Some((
+                    "Read",
+                    serde_json::json!({"file_path": "/home/u/parser/src/lexer.rs"}),
+                    "fn next_token() {}",
+                )),
+                answer: "The borrow checker rejects the slice; fixed the lexer",
+                model: "claude-sonnet-4-20250514",
+                usage: (100, 50, 1000, 200),
+            },
+            Turn {
+                user: "now run the tests",
+                thinking: None,
+                tool: Some((
+                    "Bash",
+                    serde_json::json!({"command": "cargo test --workspace"}),
+                    "test result: ok. 12 passed",
+                )),
+                answer: "All tests pass.",
+                model: "claude-sonnet-4-20250514",
+                usage: (10, 5, 2000, 0),
+            },
+        ],
+    );
+    let b = session(
+        "beta-2222",
+        Agent::Codex,
+        "/home/u/webapp",
+        NOW - DAY,
+        &[Turn {
+            user: "why does the borrow checker complain about this closure",
+            thinking: Some("the closure captures by reference"),
+            tool: Some((
+                "shell",
+                serde_json::json!({"command": ["rg", "tokenizer"]}),
+                "src/tokenizer.ts:3",
+            )),
+            answer: "Move the value into the closure: borrow checker rules.",
+            model: "gpt-5-codex",
+            usage: (300, 70, 500, 0),
+        }],
+    );
+    let c = session(
+        "gamma-3333",
+        Agent::Other("mystery".into()),
+        "/srv/other",
+        NOW - 3 * DAY,
+        &[Turn {
+            user: "summarise the configuration loader",
+            thinking: None,
+            tool: None,
+            answer: "The configuration loader reads TOML.",
+            model: "mystery-model-1",
+            usage: (7, 3, 0, 0),
+        }],
+    );
+    vec![
+        write_json(dir, "a", &a),
+        write_json(dir, "b", &b),
+        write_json(dir, "c", &c),
+    ]
+}
+
+fn search(
+    ix: &Index,
+    q: &str,
+    f: impl FnOnce(&mut SearchParams),
+) -> Vec<(String, String, &'static str)> {
+    let mut p = SearchParams::new(q);
+    p.now_ms = Some(NOW);
+    f(&mut p);
+    ix.search(&p)
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.session_id, h.entry_id, h.field))
+        .collect()
+}
+
+fn open(dir: &Path) -> Index {
+    Index::open(&dir.join("index.sqlite")).unwrap().0
+}
+
+#[test]
+fn catalog_holds_every_session_with_counts_and_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let found = corpus(dir.path());
+    let mut ix = open(dir.path());
+    let r = ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!((r.read_full, r.unchanged, r.failed), (3, 0, 0));
+    let list = ix.sessions(&ListParams::default()).unwrap();
+    let ids: Vec<&str> = list.iter().map(|s| s.session_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["beta-2222", "gamma-3333", "alpha-1111"],
+        "newest first"
+    );
+    let a = &list[2];
+    assert_eq!(a.agent, "claude");
+    assert_eq!(a.format, "json");
+    assert_eq!(a.project.as_deref(), Some("/home/u/parser"));
+    assert_eq!(
+        a.first_prompt.as_deref(),
+        Some("the tokenizer panics on unicode input")
+    );
+    assert_eq!(a.created_ms, Some(NOW - 40 * DAY));
+    assert_eq!(a.updated_ms, Some(NOW - 40 * DAY + 6000));
+    assert_eq!(
+        (
+            a.entries,
+            a.messages,
+            a.user_messages,
+            a.assistant_messages,
+            a.tool_calls
+        ),
+        (6, 4, 2, 2, 2)
+    );
+    assert_eq!(a.tokens.len(), 1);
+    assert_eq!(a.tokens[0].model, "claude-sonnet-4-20250514");
+    assert_eq!(
+        (
+            a.tokens[0].responses,
+            a.tokens[0].input,
+            a.tokens[0].cache_read
+        ),
+        (2, 110, 3000)
+    );
+    // Filters of the catalog.
+    let only = ix
+        .sessions(&ListParams {
+            projects: vec!["webapp".into()],
+            ..ListParams::default()
+        })
+        .unwrap();
+    assert_eq!(only.len(), 1);
+    // A second update reads nothing.
+    let r = ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!((r.read_full, r.unchanged), (0, 3));
+}
+
+#[test]
+fn search_phrases_prefixes_and_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let found = corpus(dir.path());
+    let mut ix = open(dir.path());
+    ix.update(&found, &mut |_| {}).unwrap();
+
+    // A phrase matches the words in order only.
+    let hits = search(&ix, "\"borrow checker\"", |_| {});
+    assert_eq!(hits.len(), 3);
+    assert!(search(&ix, "\"checker borrow\"", |_| {}).is_empty());
+    // Ranking: at equal relevance the newer session comes first.
+    assert_eq!(hits[0].0, "beta-2222");
+    // Prefix.
+    let hits = search(&ix, "tokeni*", |_| {});
+    let mut sessions: Vec<&str> = hits.iter().map(|h| h.0.as_str()).collect();
+    sessions.sort();
+    sessions.dedup();
+    assert_eq!(sessions, ["alpha-1111", "beta-2222"]);
+    // Thinking is found and marked as such.
+    let hits = search(&ix, "lexer slices", |_| {});
+    assert_eq!(
+        hits,
+        [(
+            "alpha-1111".to_string(),
+            "alpha-1111-e2".to_string(),
+            "thinking"
+        )]
+    );
+    // Tool inputs, paths and outputs are searchable.
+    assert_eq!(search(&ix, "lexer.rs", |_| {})[0].2, "tools");
+    assert_eq!(search(&ix, "\"12 passed\"", |_| {})[0].2, "output");
+    // Filters.
+    assert_eq!(
+        search(&ix, "borrow", |p| p.agents = vec!["codex".into()]).len(),
+        2
+    );
+    assert_eq!(
+        search(&ix, "borrow", |p| p.projects = vec!["parser".into()]).len(),
+        1
+    );
+    assert!(search(&ix, "borrow", |p| p.projects = vec!["nowhere".into()]).is_empty());
+    let users = search(&ix, "borrow", |p| p.roles = vec!["user".into()]);
+    assert_eq!(
+        users,
+        [("beta-2222".to_string(), "beta-2222-e1".to_string(), "text")]
+    );
+    assert_eq!(
+        search(&ix, "test*", |p| p.tools = vec!["bash".into()]).len(),
+        2
+    );
+    assert_eq!(
+        search(&ix, "borrow", |p| p.sessions = vec!["alpha".into()]).len(),
+        1
+    );
+    assert_eq!(
+        search(&ix, "borrow", |p| p.since_ms = Some(NOW - 10 * DAY)).len(),
+        2
+    );
+    assert_eq!(
+        search(&ix, "borrow", |p| p.until_ms = Some(NOW - 10 * DAY)).len(),
+        1
+    );
+    // Exclusion and alternatives.
+    assert_eq!(search(&ix, "borrow -closure", |_| {}).len(), 1);
+    assert_eq!(search(&ix, "TOML OR unicode", |_| {}).len(), 2);
+    // Punctuation is searched as words, never as query syntax.
+    assert!(search(&ix, "\"cargo test --workspace\"", |_| {}).len() == 1);
+    assert!(search(&ix, "AND ( NEAR", |_| {}).is_empty());
+    // Snippets mark the match.
+    let mut p = SearchParams::new("configuration");
+    p.now_ms = Some(NOW);
+    let h = &ix.search(&p).unwrap()[0];
+    assert!(h.snippet.contains("«configuration»"), "{}", h.snippet);
+    assert_eq!(&h.text[h.marks[0].start..h.marks[0].end], "configuration");
+}
+
+#[test]
+fn stats_count_tokens_and_cost_by_model_agent_and_day() {
+    let dir = tempfile::tempdir().unwrap();
+    let found = corpus(dir.path());
+    let mut ix = open(dir.path());
+    ix.update(&found, &mut |_| {}).unwrap();
+    let s = ix
+        .stats(&StatsParams {
+            by: GroupBy::Model,
+            ..StatsParams::default()
+        })
+        .unwrap();
+    let keys: Vec<&str> = s.rows.iter().map(|r| r.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["claude-sonnet-4-20250514", "gpt-5-codex", "mystery-model-1"]
+    );
+    let sonnet = &s.rows[0];
+    assert_eq!(
+        (
+            sonnet.responses,
+            sonnet.input,
+            sonnet.output,
+            sonnet.cache_read,
+            sonnet.cache_write
+        ),
+        (2, 110, 55, 3000, 200)
+    );
+    // 110 × 3 + 55 × 15 + 3000 × 0.3 + 200 × 3.75 per million.
+    let want = (110.0 * 3.0 + 55.0 * 15.0 + 3000.0 * 0.3 + 200.0 * 3.75) / 1e6;
+    assert!((sonnet.cost_usd.unwrap() - want).abs() < 1e-12);
+    let codex = &s.rows[1];
+    let want_codex = (300.0 * 1.25 + 70.0 * 10.0 + 500.0 * 0.125) / 1e6;
+    assert!((codex.cost_usd.unwrap() - want_codex).abs() < 1e-12);
+    assert_eq!(s.rows[2].cost_usd, None);
+    assert_eq!(s.rows[2].unpriced_responses, 1);
+    assert_eq!(s.total.responses, 4);
+    assert_eq!(
+        s.total.total,
+        110 + 55 + 3000 + 200 + 300 + 70 + 500 + 7 + 3
+    );
+    assert_eq!(s.total.unpriced_responses, 1);
+    let by_agent = ix
+        .stats(&StatsParams {
+            by: GroupBy::Agent,
+            ..StatsParams::default()
+        })
+        .unwrap();
+    let agents: Vec<(&str, u64)> = by_agent
+        .rows
+        .iter()
+        .map(|r| (r.key.as_str(), r.responses))
+        .collect();
+    assert_eq!(agents, [("claude", 2), ("codex", 1), ("mystery", 1)]);
+    let by_day = ix
+        .stats(&StatsParams {
+            by: GroupBy::Day,
+            since_ms: Some(NOW - 5 * DAY),
+            ..StatsParams::default()
+        })
+        .unwrap();
+    assert_eq!(by_day.rows.len(), 2);
+    assert!(by_day.rows[0].key < by_day.rows[1].key);
+    let by_project = ix
+        .stats(&StatsParams {
+            by: GroupBy::Project,
+            projects: vec!["webapp".into()],
+            ..StatsParams::default()
+        })
+        .unwrap();
+    assert_eq!(by_project.rows.len(), 1);
+    assert_eq!(by_project.total.input, 300);
+}
+
+#[test]
+fn rewritten_and_deleted_files_are_reindexed_and_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut found = corpus(dir.path());
+    let mut ix = open(dir.path());
+    ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!(search(&ix, "TOML", |_| {}).len(), 1);
+    // Rewrite c with other content.
+    let c2 = session(
+        "gamma-3333",
+        Agent::Other("mystery".into()),
+        "/srv/other",
+        NOW - 3 * DAY,
+        &[Turn {
+            user: "explain the YAML loader instead",
+            thinking: None,
+            tool: None,
+            answer: "It parses YAML.",
+            model: "mystery-model-1",
+            usage: (1, 1, 0, 0),
+        }],
+    );
+    write_json(dir.path(), "c", &c2);
+    let r = ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!((r.read_full, r.unchanged), (1, 2));
+    assert!(search(&ix, "TOML", |_| {}).is_empty());
+    assert_eq!(search(&ix, "YAML", |_| {}).len(), 2);
+    // Delete b: gone from the catalog, the search and the stats.
+    std::fs::remove_file(&found[1].path).unwrap();
+    let r = ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!(r.removed, 1);
+    found.remove(1);
+    assert!(search(&ix, "closure", |_| {}).is_empty());
+    assert_eq!(ix.sessions(&ListParams::default()).unwrap().len(), 2);
+    let s = ix.stats(&StatsParams::default()).unwrap();
+    assert!(s.rows.iter().all(|r| r.key != "gpt-5-codex"));
+    // A file that cannot be read is recorded with its error, not fatal.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, b"{ not json").unwrap();
+    found.push(Found {
+        path: bad.clone(),
+        format: "json",
+    });
+    let r = ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!(r.failed, 1, "{r:?}");
+    let st = ix.file_state(&bad).unwrap().unwrap();
+    assert!(st.error.unwrap().contains("bad.json"));
+}
+
+#[test]
+fn a_corrupt_or_old_index_is_rebuilt_with_a_notice() {
+    let dir = tempfile::tempdir().unwrap();
+    let found = corpus(dir.path());
+    let path = dir.path().join("index.sqlite");
+    std::fs::write(
+        &path,
+        b"this is not a database, just garbage bytes ".repeat(200),
+    )
+    .unwrap();
+    let (mut ix, notice) = Index::open(&path).unwrap();
+    assert!(notice.unwrap().contains("unusable"));
+    ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!(ix.sessions(&ListParams::default()).unwrap().len(), 3);
+    drop(ix);
+    // An index written by another version.
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("PRAGMA user_version = 1").unwrap();
+    }
+    let (mut ix, notice) = Index::open(&path).unwrap();
+    assert!(notice.unwrap().contains("schema version 1"));
+    assert!(ix.sessions(&ListParams::default()).unwrap().is_empty());
+    ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!(ix.sessions(&ListParams::default()).unwrap().len(), 3);
+    drop(ix);
+    // Opening a healthy index says nothing.
+    let (_ix, notice) = Index::open(&path).unwrap();
+    assert!(notice.is_none());
+}
+
+#[test]
+fn rebuild_replaces_the_index_atomically() {
+    let dir = tempfile::tempdir().unwrap();
+    let found = corpus(dir.path());
+    let path = dir.path().join("sub/index.sqlite");
+    let (ix, report) = Index::rebuild(&path, &found, &mut |_| {}).unwrap();
+    assert_eq!(report.read_full, 3);
+    assert_eq!(ix.sessions(&ListParams::default()).unwrap().len(), 3);
+    let leftovers: Vec<PathBuf> = std::fs::read_dir(dir.path().join("sub"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("building"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
