@@ -5,6 +5,7 @@
 //! the help text) and a `cmd_*` function.
 
 mod commands;
+mod config;
 mod load;
 mod out;
 
