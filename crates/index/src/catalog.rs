@@ -192,6 +192,26 @@ impl Index {
             .at(&self.path)
     }
 
+    /// Returns the number of files the index knows (read or failed).
+    pub fn file_state_count(&self) -> Result<u64, IndexError> {
+        self.conn
+            .query_row("SELECT count(*) FROM files", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .at(&self.path)
+    }
+
+    /// Returns the files whose last read failed, with the error.
+    pub fn failed_files(&self) -> Result<Vec<(String, String)>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path")
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .at(&self.path)?;
+        rows.map(|r| r.at(&self.path)).collect()
+    }
+
     /// Returns the entry ids indexed for the session file at `path`, in
     /// line order (for tests of incremental updates).
     pub fn entry_ids(&self, path: &str) -> Result<Vec<String>, IndexError> {

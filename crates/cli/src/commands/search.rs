@@ -1,10 +1,148 @@
+use crate::commands::index::{refreshed, IndexLocation};
+use crate::out;
+use agentlog_index::time::{now_ms, parse_time};
+use agentlog_index::{Hit, SearchParams};
 use std::process::ExitCode;
 
 /// Search the text of every session.
+///
+/// QUERY is one or more words, all required: `word`, `prefix*`,
+/// `"exact phrase"`, `a OR b`, `-excluded`. Case and accents are ignored;
+/// punctuation is searched as word boundaries (`src/main.rs` finds that
+/// path). Message text, thinking, tool names and inputs (commands, paths)
+/// and tool output are searched. Hits are ranked by relevance (BM25) and
+/// recency; each names the session and the entry to open with
+/// `agentlog show SESSION --at ENTRY`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// The words to look for.
+    #[arg(required = true, value_name = "QUERY")]
+    pub query: Vec<String>,
+    /// Only these agents (repeat or separate with commas), e.g. claude,codex.
+    #[arg(long, value_name = "AGENT", value_delimiter = ',')]
+    pub agent: Vec<String>,
+    /// Only sessions whose project directory contains this text.
+    #[arg(long, value_name = "TEXT")]
+    pub project: Vec<String>,
+    /// Only entries of these roles: user, assistant, tool, system, thinking.
+    #[arg(long, value_name = "ROLE", value_delimiter = ',')]
+    pub role: Vec<String>,
+    /// Only entries calling or answering these tools (e.g. Bash, shell).
+    #[arg(long, value_name = "TOOL", value_delimiter = ',')]
+    pub tool: Vec<String>,
+    /// Only sessions whose id starts with this (or this session file).
+    #[arg(long, value_name = "ID")]
+    pub session: Vec<String>,
+    /// Only entries since a date (2026-01-31), a time (RFC 3339) or a span
+    /// ago (30m, 12h, 7d, 2w).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only entries before this time (same forms as --since).
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// Show at most this many hits.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+    /// Print the hits as JSON (matches between « and », and as byte ranges).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub loc: IndexLocation,
+}
 
 /// Runs `agentlog search`.
-pub fn cmd_search(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("agentlog search is not available in this build yet")
+pub fn cmd_search(args: Args) -> anyhow::Result<ExitCode> {
+    let now = now_ms();
+    let params = SearchParams {
+        query: args.query.join(" "),
+        agents: args.agent.clone(),
+        projects: args.project.clone(),
+        roles: args.role.iter().map(|r| r.to_lowercase()).collect(),
+        tools: args.tool.clone(),
+        sessions: args.session.clone(),
+        since_ms: args
+            .since
+            .as_deref()
+            .map(|s| parse_time("--since", s, now))
+            .transpose()?,
+        until_ms: args
+            .until
+            .as_deref()
+            .map(|s| parse_time("--until", s, now))
+            .transpose()?,
+        limit: args.limit.max(1),
+        candidates: 0,
+        now_ms: Some(now),
+    };
+    // Check the query before any indexing work.
+    agentlog_index::to_fts(&params.query)?;
+    let index = refreshed(&args.loc)?;
+    let hits = index.search(&params)?;
+    if args.json {
+        out::print_json(&hits)?;
+    } else {
+        out::print(&render(&hits, out::use_color()))?;
+    }
+    Ok(if hits.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn render(hits: &[Hit], color: bool) -> String {
+    let (bold, dim, reset) = if color {
+        ("\x1b[1m", "\x1b[2m", "\x1b[0m")
+    } else {
+        ("", "", "")
+    };
+    let mut s = String::new();
+    if hits.is_empty() {
+        s.push_str("no matches\n");
+        return s;
+    }
+    for h in hits {
+        let when = h
+            .ts_ms
+            .map(|t| {
+                chrono::DateTime::<chrono::Utc>::from_timestamp_millis(t)
+                    .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
+        let field = if h.field == "text" {
+            String::new()
+        } else {
+            format!(" [{}]", h.field)
+        };
+        s.push_str(&format!(
+            "{bold}{}{reset} --at {bold}{}{reset}  {dim}{} {} {} {}{field}{reset}\n",
+            h.session_id,
+            h.entry_id,
+            h.agent,
+            h.role.as_deref().unwrap_or("-"),
+            when,
+            h.project.as_deref().unwrap_or(""),
+        ));
+        let mut line = String::from("    ");
+        for seg in h.segments() {
+            let text = seg.text.replace(['\n', '\r', '\t'], " ");
+            if seg.hit {
+                if color {
+                    line.push_str(&format!("{bold}{text}{reset}"));
+                } else {
+                    line.push_str(&format!("«{text}»"));
+                }
+            } else {
+                line.push_str(&text);
+            }
+        }
+        s.push_str(line.trim_end());
+        s.push('\n');
+    }
+    s.push_str(&format!(
+        "{dim}{} hits; open one with: agentlog show SESSION --at ENTRY{reset}\n",
+        hits.len()
+    ));
+    s
 }

@@ -1,10 +1,131 @@
+use crate::commands::index::{refreshed, IndexLocation};
+use crate::out;
+use agentlog_index::time::{now_ms, parse_time};
+use agentlog_index::{GroupBy, StatRow, StatsParams};
 use std::process::ExitCode;
 
 /// Count tokens and estimated cost by day, model, project and agent.
+///
+/// Every model response is counted once (a response replayed by a forked or
+/// resumed session is not counted again). Input excludes cached tokens,
+/// which are shown apart (cache read, cache write). Cost is estimated from a
+/// price table per model family (see the agentlog-index `prices` module), or
+/// taken from the session when it recorded one; models not in the table are
+/// counted with cost unknown. Days are UTC.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Group by day, model, project or agent.
+    #[arg(long, value_name = "GROUP", default_value = "model", value_parser = ["day", "model", "project", "agent"])]
+    pub by: String,
+    /// Only responses since a date (2026-01-31), a time (RFC 3339) or a span
+    /// ago (30m, 12h, 7d, 2w).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only responses before this time (same forms as --since).
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// Only these agents (repeat or separate with commas).
+    #[arg(long, value_name = "AGENT", value_delimiter = ',')]
+    pub agent: Vec<String>,
+    /// Only sessions whose project directory contains this text.
+    #[arg(long, value_name = "TEXT")]
+    pub project: Vec<String>,
+    /// Print the table as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub loc: IndexLocation,
+}
 
 /// Runs `agentlog stats`.
-pub fn cmd_stats(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("agentlog stats is not available in this build yet")
+pub fn cmd_stats(args: Args) -> anyhow::Result<ExitCode> {
+    let now = now_ms();
+    let params = StatsParams {
+        by: GroupBy::parse(&args.by).unwrap_or_default(),
+        since_ms: args
+            .since
+            .as_deref()
+            .map(|s| parse_time("--since", s, now))
+            .transpose()?,
+        until_ms: args
+            .until
+            .as_deref()
+            .map(|s| parse_time("--until", s, now))
+            .transpose()?,
+        agents: args.agent.clone(),
+        projects: args.project.clone(),
+    };
+    let index = refreshed(&args.loc)?;
+    let stats = index.stats(&params)?;
+    if args.json {
+        out::print_json(&stats)?;
+    } else {
+        out::print(&table(&args.by, &stats.rows, &stats.total))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cost(r: &StatRow) -> String {
+    match r.cost_usd {
+        Some(c) if r.unpriced_responses > 0 => format!("${c:.2}+?"),
+        Some(c) => format!("${c:.2}"),
+        None => "?".to_string(),
+    }
+}
+
+fn table(by: &str, rows: &[StatRow], total: &StatRow) -> String {
+    let head = [
+        by.to_string(),
+        "responses".into(),
+        "input".into(),
+        "output".into(),
+        "cache read".into(),
+        "cache write".into(),
+        "total".into(),
+        "cost".into(),
+    ];
+    let line = |r: &StatRow| {
+        [
+            r.key.clone(),
+            r.responses.to_string(),
+            r.input.to_string(),
+            r.output.to_string(),
+            r.cache_read.to_string(),
+            r.cache_write.to_string(),
+            r.total.to_string(),
+            cost(r),
+        ]
+    };
+    let mut body: Vec<[String; 8]> = vec![head];
+    body.extend(rows.iter().map(line));
+    body.push(line(total));
+    let widths: Vec<usize> = (0..8)
+        .map(|i| body.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut s = String::new();
+    let n = body.len();
+    for (k, r) in body.iter().enumerate() {
+        if k == n - 1 {
+            let w: usize = widths.iter().sum::<usize>() + 2 * 7;
+            s.push_str(&"-".repeat(w));
+            s.push('\n');
+        }
+        let mut cells = Vec::new();
+        for i in 0..8 {
+            if i == 0 {
+                cells.push(format!("{:<w$}", r[i], w = widths[i]));
+            } else {
+                cells.push(format!("{:>w$}", r[i], w = widths[i]));
+            }
+        }
+        s.push_str(cells.join("  ").trim_end());
+        s.push('\n');
+    }
+    if total.unpriced_responses > 0 {
+        s.push_str(&format!(
+            "? = {} responses of models without a known price are not in the cost\n",
+            total.unpriced_responses
+        ));
+    }
+    s
 }
