@@ -1,0 +1,578 @@
+//! Reading Codex rollouts into the model.
+
+use super::items::{event_to_message, item_to_message, message_items, ENVELOPE};
+use super::usage::UsageTracker;
+use super::{BARE, FORMAT_NAME};
+use crate::{jsonl, Diagnostic, FormatError, Read};
+use agentlog_model::{
+    Agent, BlockKind, Entry, EntryKind, Extra, Message, Role, Session, SessionMeta, Timestamp,
+};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// One line, split into its envelope and payload.
+struct Rec {
+    line: u64,
+    /// The envelope `type` (`session_meta`, `response_item`, …); for bare
+    /// lines the type the line stands for.
+    env: String,
+    timestamp: Option<Timestamp>,
+    payload: Value,
+    /// Envelope fields other than `timestamp`, `type` and `payload`.
+    extra: Extra,
+}
+
+/// The state of one read.
+struct Reader<'a> {
+    path: &'a Path,
+    bare: bool,
+    session: Session,
+    diags: Vec<Diagnostic>,
+    parent: Option<String>,
+    own_meta: Option<Map<String, Value>>,
+    gate: ForkGate,
+    model: Option<String>,
+    usage: UsageTracker,
+    /// Texts of response-item messages not yet matched by their event copy.
+    pending_texts: HashMap<(bool, String), usize>,
+    call_names: HashMap<String, String>,
+    turn_starts: Vec<String>,
+}
+
+/// Suppresses the parent history a forked or subagent rollout replays after
+/// its own `session_meta`: everything up to the first `turn_context` whose
+/// turn id (a UUIDv7) was minted at or after the fork's creation.
+#[derive(Default)]
+struct ForkGate {
+    active: bool,
+    created_ms: i64,
+}
+
+impl ForkGate {
+    fn arm(&mut self, meta: &Map<String, Value>, envelope: Option<&Timestamp>) {
+        let ms = meta
+            .get("id")
+            .and_then(Value::as_str)
+            .and_then(uuid_v7_millis)
+            .or_else(|| {
+                meta.get("timestamp")
+                    .and_then(Value::as_str)
+                    .and_then(|t| Timestamp::Text(t.to_string()).millis())
+            })
+            .or_else(|| envelope.and_then(Timestamp::millis));
+        if let Some(ms) = ms {
+            self.active = true;
+            self.created_ms = ms;
+        }
+    }
+
+    /// True when the line is replayed parent history; a `turn_context` of a
+    /// turn minted after the fork opens the gate.
+    fn suppresses(&mut self, env: &str, payload: &Value) -> bool {
+        if !self.active {
+            return false;
+        }
+        if env != "turn_context" {
+            return true;
+        }
+        match payload.get("turn_id").and_then(Value::as_str) {
+            None => true,
+            Some(t) => match uuid_v7_millis(t) {
+                Some(ms) if ms < self.created_ms => true,
+                _ => {
+                    self.active = false;
+                    false
+                }
+            },
+        }
+    }
+}
+
+/// Returns the milliseconds a UUIDv7 was minted at.
+fn uuid_v7_millis(id: &str) -> Option<i64> {
+    let u = uuid::Uuid::parse_str(id).ok()?;
+    if u.get_version_num() != 7 {
+        return None;
+    }
+    let b = u.as_bytes();
+    let mut ms: i64 = 0;
+    for byte in &b[..6] {
+        ms = (ms << 8) | i64::from(*byte);
+    }
+    Some(ms)
+}
+
+pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
+    let mut diags = Vec::new();
+    let values = jsonl::parse_values(path, bytes, &mut diags);
+    if values.is_empty() && !diags.is_empty() && diags.iter().all(|d| d.code != "torn-tail") {
+        return Err(FormatError::invalid(
+            path,
+            diags.first().and_then(|d| d.line),
+            "not a Codex rollout: no line is valid JSON",
+        ));
+    }
+    let bare = values.first().is_some_and(|(_, v)| is_bare(v));
+    let mut meta = SessionMeta::new(file_id(path), Agent::Codex);
+    meta.format = Some(FORMAT_NAME.into());
+    if bare {
+        meta.format_version = Some(Value::String(BARE.into()));
+    }
+    let mut r = Reader {
+        path,
+        bare,
+        session: Session::new(meta),
+        diags,
+        parent: None,
+        own_meta: None,
+        gate: ForkGate::default(),
+        model: None,
+        usage: UsageTracker::default(),
+        pending_texts: HashMap::new(),
+        call_names: HashMap::new(),
+        turn_starts: Vec::new(),
+    };
+    let mut recs = Vec::with_capacity(values.len());
+    for (line, value) in values {
+        match r.split(line, value) {
+            Ok(rec) => recs.push(rec),
+            Err((line, raw)) => r.unknown(line, raw),
+        }
+    }
+    r.count_response_texts(&recs);
+    for rec in recs {
+        r.record(rec);
+    }
+    r.finish();
+    Ok(Read {
+        session: r.session,
+        diagnostics: r.diags,
+    })
+}
+
+fn is_bare(v: &Value) -> bool {
+    let Some(o) = v.as_object() else {
+        return false;
+    };
+    if o.contains_key("payload") {
+        return false;
+    }
+    match o.get("type").and_then(Value::as_str) {
+        None => o.contains_key("id") || o.contains_key("record_type"),
+        Some(t) => matches!(
+            t,
+            "message" | "reasoning" | "function_call" | "function_call_output" | "local_shell_call"
+        ),
+    }
+}
+
+/// Returns the session id in a `rollout-<time>-<uuid>.jsonl` name, or the
+/// file stem.
+fn file_id(path: &Path) -> String {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if stem.len() >= 36 {
+        let tail = &stem[stem.len() - 36..];
+        if uuid::Uuid::parse_str(tail).is_ok() {
+            return tail.to_string();
+        }
+    }
+    stem
+}
+
+fn text_key(m: &Message) -> (bool, String) {
+    (m.role == Role::User, m.text_content().trim().to_string())
+}
+
+impl Reader<'_> {
+    fn split(&self, line: u64, value: Value) -> Result<Rec, (u64, Value)> {
+        let Value::Object(mut obj) = value else {
+            return Err((line, value));
+        };
+        if self.bare {
+            let env = if obj.contains_key("record_type") {
+                "state"
+            } else if !obj.contains_key("type") {
+                "session_meta"
+            } else {
+                "response_item"
+            };
+            return Ok(Rec {
+                line,
+                env: env.into(),
+                timestamp: None,
+                payload: Value::Object(obj),
+                extra: Extra::new(),
+            });
+        }
+        let env = match (obj.get("type"), obj.contains_key("payload")) {
+            (Some(Value::String(t)), true) => t.clone(),
+            _ => return Err((line, Value::Object(obj))),
+        };
+        obj.remove("type");
+        let payload = obj.remove("payload").unwrap_or(Value::Null);
+        let timestamp = match obj.get("timestamp") {
+            Some(Value::String(s)) => Some(Timestamp::Text(s.clone())),
+            Some(Value::Number(n)) => n.as_i64().map(Timestamp::Millis),
+            _ => None,
+        };
+        if timestamp.is_some() {
+            obj.remove("timestamp");
+        }
+        Ok(Rec {
+            line,
+            env,
+            timestamp,
+            payload,
+            extra: obj,
+        })
+    }
+
+    fn unknown(&mut self, line: u64, raw: Value) {
+        let record_type = raw.get("type").and_then(Value::as_str).map(str::to_string);
+        self.diags.push(Diagnostic::warning(
+            self.path,
+            Some(line),
+            "unknown-record",
+            "not a Codex rollout line ({timestamp, type, payload} envelope); kept verbatim",
+        ));
+        let kind = EntryKind::Unknown { record_type, raw };
+        self.push(kind, None, Extra::new(), line);
+    }
+
+    fn count_response_texts(&mut self, recs: &[Rec]) {
+        for rec in recs {
+            if rec.env != "response_item" {
+                continue;
+            }
+            let Some(obj) = rec.payload.as_object() else {
+                continue;
+            };
+            if let Some(m) = item_to_message(obj) {
+                if obj.get("type").and_then(Value::as_str) == Some("message")
+                    && matches!(m.role, Role::User | Role::Assistant)
+                {
+                    *self.pending_texts.entry(text_key(&m)).or_default() += 1;
+                }
+            }
+        }
+    }
+
+    fn push(&mut self, kind: EntryKind, ts: Option<Timestamp>, extra: Extra, line: u64) -> String {
+        let id = format!("L{line}");
+        let mut e = Entry::new(id.clone(), self.parent.clone(), kind);
+        e.timestamp = ts;
+        e.extra = extra;
+        e.line = Some(line);
+        self.session.push(e);
+        self.parent = Some(id.clone());
+        id
+    }
+
+    fn event(&mut self, rec: Rec) {
+        let event_type = rec
+            .payload
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(&rec.env)
+            .to_string();
+        let kind = EntryKind::Event {
+            source: rec.env,
+            event_type,
+            seq: None,
+            payload: rec.payload,
+        };
+        self.push(kind, rec.timestamp, rec.extra, rec.line);
+    }
+
+    fn record(&mut self, rec: Rec) {
+        let replayed = match rec.env.as_str() {
+            "session_meta" if self.gate.active => true,
+            "session_meta" => false,
+            env => self.gate.suppresses(env, &rec.payload),
+        };
+        match rec.env.as_str() {
+            "session_meta" => {
+                self.session_meta(&rec);
+                self.event(rec);
+            }
+            "turn_context" => {
+                if let Some(m) = rec.payload.get("model").and_then(Value::as_str) {
+                    self.model = Some(m.to_string());
+                    self.session.meta.model.model = Some(m.to_string());
+                }
+                if self.session.meta.cwd.is_none() {
+                    if let Some(c) = rec.payload.get("cwd").and_then(Value::as_str) {
+                        self.session.meta.cwd = Some(c.to_string());
+                    }
+                }
+                self.event(rec);
+            }
+            "response_item" => {
+                let msg = rec.payload.as_object().and_then(item_to_message);
+                self.message_or_event(rec, msg, replayed);
+            }
+            "event_msg" => self.event_msg(rec, replayed),
+            "compacted" => self.compacted(rec),
+            _ => self.event(rec),
+        }
+    }
+
+    fn session_meta(&mut self, rec: &Rec) {
+        let Some(p) = rec.payload.as_object() else {
+            return;
+        };
+        let s = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_string);
+        match &self.own_meta {
+            None => {
+                let meta = &mut self.session.meta;
+                if let Some(id) = s("id") {
+                    meta.id = id;
+                }
+                meta.created_at = s("timestamp")
+                    .map(Timestamp::Text)
+                    .or_else(|| rec.timestamp.clone());
+                meta.cwd = s("cwd").or(meta.cwd.take());
+                meta.agent_version = s("cli_version");
+                meta.model.provider = s("model_provider");
+                let spawn = p
+                    .get("source")
+                    .and_then(|v| v.get("subagent"))
+                    .and_then(|v| v.get("thread_spawn"));
+                meta.parent_session = s("forked_from_id")
+                    .or_else(|| {
+                        spawn
+                            .and_then(|t| t.get("parent_thread_id"))
+                            .and_then(Value::as_str)
+                            .map(str::to_string)
+                    })
+                    .or_else(|| s("parent_thread_id"));
+                for k in ["originator", "source", "git"] {
+                    if let Some(v) = p.get(k) {
+                        meta.extra.insert(k.into(), v.clone());
+                    }
+                }
+                if s("forked_from_id").is_some() {
+                    self.gate.arm(p, rec.timestamp.as_ref());
+                }
+                self.own_meta = Some(p.clone());
+            }
+            Some(own) => {
+                // A subagent rollout copies its parent's session_meta before
+                // replaying the parent's history.
+                let is_spawned = own.get("source").and_then(|v| v.get("subagent")).is_some()
+                    || own.contains_key("parent_thread_id");
+                if is_spawned && !self.gate.active && p.get("id") != own.get("id") {
+                    let own = own.clone();
+                    self.gate.arm(&own, rec.timestamp.as_ref());
+                }
+            }
+        }
+    }
+
+    fn event_msg(&mut self, rec: Rec, replayed: bool) {
+        let kind = rec
+            .payload
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        match kind {
+            "user_message" | "agent_message" => {
+                let msg = rec.payload.as_object().and_then(event_to_message);
+                if let Some(m) = &msg {
+                    if let Some(n) = self.pending_texts.get_mut(&text_key(m)) {
+                        if *n > 0 {
+                            // The response item carries this text; the event
+                            // is its UI copy.
+                            *n -= 1;
+                            return self.event(rec);
+                        }
+                    }
+                }
+                self.message_or_event(rec, msg, replayed);
+            }
+            "token_count" => {
+                self.usage.token_count(&rec.payload, replayed);
+                self.event(rec);
+            }
+            "thread_rolled_back" => {
+                let n = rec
+                    .payload
+                    .get("num_turns")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0) as usize;
+                if n > 0 && n <= self.turn_starts.len() {
+                    let start = self.turn_starts[self.turn_starts.len() - n].clone();
+                    self.turn_starts.truncate(self.turn_starts.len() - n);
+                    self.parent = self
+                        .session
+                        .entries
+                        .iter()
+                        .find(|e| e.id == start)
+                        .and_then(|e| e.parent_id.clone());
+                } else if n > 0 {
+                    self.diags.push(Diagnostic::warning(
+                        self.path,
+                        Some(rec.line),
+                        "rollback-too-far",
+                        format!(
+                            "thread_rolled_back drops {n} turns but only {} were read; nothing dropped",
+                            self.turn_starts.len()
+                        ),
+                    ));
+                }
+                self.event(rec);
+            }
+            "thread_name_updated" => {
+                if let Some(t) = rec.payload.get("thread_name").and_then(Value::as_str) {
+                    self.session.meta.title = Some(t.to_string());
+                }
+                self.event(rec);
+            }
+            _ => self.event(rec),
+        }
+    }
+
+    fn compacted(&mut self, rec: Rec) {
+        let Some(Value::String(summary)) = rec.payload.get("message").cloned() else {
+            return self.event(rec);
+        };
+        let mut details = rec.payload.as_object().cloned().unwrap_or_default();
+        details.remove("message");
+        let kind = EntryKind::Compaction {
+            summary,
+            short_summary: None,
+            first_kept_entry_id: None,
+            tokens_before: None,
+            details: (!details.is_empty()).then_some(Value::Object(details)),
+            from_extension: None,
+            preserve_data: None,
+        };
+        self.push(kind, rec.timestamp, rec.extra, rec.line);
+    }
+
+    /// Pushes `msg` when writing it back gives the same payload, or the line
+    /// as an event otherwise.
+    fn message_or_event(&mut self, rec: Rec, msg: Option<Message>, replayed: bool) {
+        let Some(mut msg) = msg else {
+            return self.event(rec);
+        };
+        let env: &str = if rec.env == "event_msg" {
+            "event_msg"
+        } else {
+            "response_item"
+        };
+        let items = message_items(&msg, true);
+        if items.len() != 1 || items[0].0 != env || items[0].1 != rec.payload {
+            self.diags.push(Diagnostic::info(
+                self.path,
+                Some(rec.line),
+                "kept-verbatim",
+                format!("{env} payload has a shape the reader does not model; kept as an event"),
+            ));
+            return self.event(rec);
+        }
+        if replayed {
+            msg.injected = Some("fork_replay".into());
+        }
+        if msg.role == Role::Assistant {
+            msg.model = self.model.clone();
+        }
+        for b in &msg.content {
+            if let BlockKind::ToolCall {
+                id: Some(id), name, ..
+            } = &b.kind
+            {
+                self.call_names.insert(id.clone(), name.clone());
+            }
+        }
+        if msg.role == Role::Tool {
+            msg.tool_name = msg
+                .tool_call_id
+                .as_ref()
+                .and_then(|id| self.call_names.get(id))
+                .cloned();
+        }
+        let is_prompt = msg.role == Role::User && msg.injected.is_none();
+        let is_assistant = msg.role == Role::Assistant && !replayed;
+        if !rec.extra.is_empty() {
+            msg.extra
+                .insert(ENVELOPE.into(), Value::Object(rec.extra.clone()));
+        }
+        if self.session.meta.cwd.is_none() {
+            if let Some(c) = env_cwd(&msg) {
+                self.session.meta.cwd = Some(c);
+            }
+        }
+        let id = self.push(
+            EntryKind::Message(msg),
+            rec.timestamp,
+            Extra::new(),
+            rec.line,
+        );
+        if is_prompt {
+            self.turn_starts.push(id.clone());
+        }
+        if is_assistant {
+            self.usage.assistant_entry(&id);
+        }
+    }
+
+    fn finish(&mut self) {
+        let assignments = self.usage.finish();
+        for (id, usage) in assignments {
+            if let Some(EntryKind::Message(m)) = self
+                .session
+                .entries
+                .iter_mut()
+                .find(|e| e.id == id)
+                .map(|e| &mut e.kind)
+            {
+                match &mut m.usage {
+                    Some(u) => u.add(&usage),
+                    None => m.usage = Some(usage),
+                }
+            }
+        }
+        if let Some(u) = self.usage.unattributed() {
+            self.diags.push(Diagnostic::info(
+                self.path,
+                None,
+                "usage-unattributed",
+                format!(
+                    "token counts ({} input, {} cached, {} output) with no assistant message to carry them",
+                    u.input, u.cache_read, u.output
+                ),
+            ));
+        }
+        let last = self
+            .session
+            .entries
+            .iter()
+            .rev()
+            .find_map(|e| e.timestamp.clone().filter(|t| t.to_utc().is_some()));
+        self.session.meta.updated_at = last;
+        if self.session.meta.created_at.is_none() {
+            self.session.meta.created_at = self
+                .session
+                .entries
+                .iter()
+                .find_map(|e| e.timestamp.clone().filter(|t| t.to_utc().is_some()));
+        }
+    }
+}
+
+/// Returns the `<cwd>` of an `<environment_context>` message (bare-era files
+/// have no cwd anywhere else).
+fn env_cwd(msg: &Message) -> Option<String> {
+    if msg.injected.as_deref() != Some("environment_context") {
+        return None;
+    }
+    let text = msg.text_content();
+    let start = text.find("<cwd>")? + "<cwd>".len();
+    let end = text[start..].find("</cwd>")? + start;
+    Some(text[start..end].trim().to_string())
+}

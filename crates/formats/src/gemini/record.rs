@@ -1,0 +1,394 @@
+//! Conversions between Gemini `MessageRecord`s and model messages.
+//!
+//! Reading keeps every record field the model has no place for in
+//! `Message::extra` (the record `type` and the raw `tokens` included) and
+//! each tool call's fields beside `id`, `name` and `args` in its block's
+//! extras, so [`message_record`] in native mode gives the record back.
+
+use agentlog_model::{Block, BlockKind, Extra, Message, Role, Timestamp, Usage};
+use serde_json::{json, Map, Value};
+
+/// Key in `Message::extra` marking a message that came from a `$set.messages`
+/// checkpoint (the checkpoint line itself is written back, not the message).
+pub(super) const CHECKPOINT: &str = "$checkpoint";
+/// Key in `Block::extra` marking a tool-result block derived from the
+/// `result` of the tool call before it.
+const DERIVED: &str = "derived";
+
+/// Which kind of message a user text is, when the CLI injected it.
+fn injected_kind(text: &str) -> Option<&'static str> {
+    let t = text.trim_start();
+    if t.starts_with("<session_context>") {
+        Some("session_context")
+    } else if t.starts_with("System: Please continue.") {
+        Some("continuation")
+    } else {
+        None
+    }
+}
+
+/// Returns the model usage of a `tokens` object.
+///
+/// Gemini's `input` (promptTokenCount) includes the `cached` tokens and
+/// `output` (candidatesTokenCount) excludes the `thoughts` tokens, so:
+/// `input = input - cached + tool`, `cache_read = cached`,
+/// `output = output + thoughts`, `reasoning = thoughts`, `total = total`.
+pub(super) fn tokens_usage(t: &Value) -> Option<Usage> {
+    let o = t.as_object()?;
+    let n = |k: &str| o.get(k).and_then(Value::as_u64).unwrap_or(0);
+    Some(Usage {
+        input: n("input").saturating_sub(n("cached")) + n("tool"),
+        output: n("output") + n("thoughts"),
+        cache_read: n("cached"),
+        reasoning: n("thoughts"),
+        total: o.get("total").and_then(Value::as_u64),
+        ..Usage::default()
+    })
+}
+
+/// Returns the `tokens` object for a usage (the inverse of [`tokens_usage`]
+/// with `tool` folded into `input`).
+pub(super) fn usage_tokens(u: &Usage) -> Value {
+    let input = u.input + u.cache_read;
+    let output = u.output.saturating_sub(u.reasoning);
+    json!({
+        "input": input,
+        "output": output,
+        "cached": u.cache_read,
+        "thoughts": u.reasoning,
+        "tool": 0,
+        "total": u.total.unwrap_or(input + u.output),
+    })
+}
+
+fn role_of(kind: &str) -> Role {
+    match kind {
+        "user" => Role::User,
+        "gemini" => Role::Assistant,
+        "info" | "error" | "warning" => Role::System,
+        other => Role::Custom(other.to_string()),
+    }
+}
+
+/// Returns the message and timestamp of a record (an object with a string
+/// `id`), or `None` when it is not one.
+pub(super) fn record_message(rec: &Map<String, Value>) -> Option<(Message, Option<Timestamp>)> {
+    let mut rest = rec.clone();
+    let Some(Value::String(id)) = rest.remove("id") else {
+        return None;
+    };
+    let role = match rest.get("type") {
+        Some(Value::String(k)) => role_of(k),
+        _ => Role::Custom("unknown".into()),
+    };
+    let ts = match rest.get("timestamp") {
+        Some(Value::String(s)) => Some(Timestamp::Text(s.clone())),
+        Some(Value::Number(n)) => n.as_i64().map(Timestamp::Millis),
+        _ => None,
+    };
+    if ts.is_some() {
+        rest.remove("timestamp");
+    }
+    let mut m = Message::new(role.clone());
+    m.id = Some(id);
+    if let Some(Value::Array(thoughts)) = rest.get("thoughts").cloned() {
+        if !thoughts.is_empty() {
+            for t in thoughts {
+                m.content.push(thought_block(t)?);
+            }
+            rest.remove("thoughts");
+        }
+    }
+    match rest.get("content").cloned() {
+        Some(Value::String(s)) => {
+            rest.remove("content");
+            m.content_is_text = true;
+            if !s.is_empty() {
+                m.content.push(Block::text(s));
+            }
+        }
+        Some(Value::Array(parts)) if !parts.is_empty() => {
+            rest.remove("content");
+            m.content.extend(parts.into_iter().map(part_block));
+        }
+        _ => {}
+    }
+    if let Some(Value::Array(calls)) = rest.get("toolCalls").cloned() {
+        if !calls.is_empty() {
+            for c in calls {
+                let (call, result) = tool_call_blocks(c)?;
+                m.content.push(call);
+                m.content.extend(result);
+            }
+            rest.remove("toolCalls");
+        }
+    }
+    if let Some(Value::String(model)) = rest.get("model").cloned() {
+        rest.remove("model");
+        m.model = Some(model);
+    }
+    m.usage = rest.get("tokens").and_then(tokens_usage);
+    if role == Role::User {
+        m.injected = injected_kind(&m.text_content()).map(str::to_string);
+    }
+    m.extra = rest;
+    Some((m, ts))
+}
+
+fn thought_block(t: Value) -> Option<Block> {
+    let Value::Object(mut o) = t else {
+        return None;
+    };
+    let description = match o.remove("description") {
+        Some(Value::String(d)) => d,
+        Some(other) => {
+            o.insert("description".into(), other);
+            String::new()
+        }
+        None => {
+            o.insert("$no_description".into(), Value::Bool(true));
+            String::new()
+        }
+    };
+    let text = match o.get("subject").and_then(Value::as_str) {
+        Some(s) if !s.is_empty() => format!("**{s}**\n\n{description}"),
+        _ => description,
+    };
+    let mut b = Block::thinking(text, None);
+    b.extra = o;
+    Some(b)
+}
+
+fn part_block(p: Value) -> Block {
+    let Value::Object(mut o) = p else {
+        return other(p);
+    };
+    if let Some(Value::String(_)) = o.get("text") {
+        if o.get("thought") != Some(&Value::Bool(true)) {
+            let text = match o.remove("text") {
+                Some(Value::String(t)) => t,
+                _ => String::new(),
+            };
+            return Block {
+                kind: BlockKind::Text { text },
+                extra: o,
+            };
+        }
+    }
+    if let Some(Value::Object(inline)) = o.get("inlineData") {
+        let mt = inline.get("mimeType").and_then(Value::as_str);
+        let data = inline.get("data").and_then(Value::as_str);
+        if let (Some(mt), Some(data), 2) = (mt, data, inline.len()) {
+            let kind = BlockKind::Image {
+                media_type: Some(mt.to_string()),
+                data: Some(data.to_string()),
+                url: None,
+            };
+            o.remove("inlineData");
+            return Block { kind, extra: o };
+        }
+    }
+    other(Value::Object(o))
+}
+
+fn other(value: Value) -> Block {
+    Block {
+        kind: BlockKind::Other { value },
+        extra: Extra::new(),
+    }
+}
+
+/// Returns the tool-call block of a tool-call record and, when it has a
+/// result, the tool-result block derived from it.
+fn tool_call_blocks(c: Value) -> Option<(Block, Option<Block>)> {
+    let Value::Object(mut o) = c else {
+        return None;
+    };
+    let id = match o.remove("id") {
+        Some(Value::String(s)) => Some(s),
+        Some(other) => {
+            o.insert("id".into(), other);
+            None
+        }
+        None => None,
+    };
+    let Some(Value::String(name)) = o.remove("name") else {
+        return None;
+    };
+    let input = match o.remove("args") {
+        Some(v) => v,
+        None => {
+            o.insert("$no_args".into(), Value::Bool(true));
+            Value::Null
+        }
+    };
+    let result = match o.get("result") {
+        Some(Value::Array(parts)) if !parts.is_empty() => {
+            let mut texts = Vec::new();
+            let mut failed = o.get("status").and_then(Value::as_str) == Some("error");
+            for p in parts {
+                let resp = p.get("functionResponse").and_then(|f| f.get("response"));
+                match resp {
+                    Some(r) => {
+                        if let Some(e) = r.get("error") {
+                            failed = true;
+                            texts.push(value_text(e));
+                        } else if let Some(out) = r.get("output") {
+                            texts.push(value_text(out));
+                        } else {
+                            texts.push(value_text(r));
+                        }
+                    }
+                    None => texts.push(value_text(p)),
+                }
+            }
+            let mut b = Block::tool_result(
+                id.clone(),
+                texts.into_iter().map(Block::text).collect(),
+                failed,
+            );
+            b.extra.insert(DERIVED.into(), Value::Bool(true));
+            Some(b)
+        }
+        _ => None,
+    };
+    let mut call = Block::tool_call(id, name, input);
+    call.extra = o;
+    Some((call, result))
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => serde_json::to_string(other).unwrap_or_default(),
+    }
+}
+
+/// Returns the record of a message read from Gemini (`native`) or of a
+/// message of another format (a new record; the caller sets `id`, `type`,
+/// `tokens` and tool results).
+pub(super) fn message_record(m: &Message, ts: Option<&Timestamp>, native: bool) -> Value {
+    let mut o = Map::new();
+    if let Some(id) = &m.id {
+        o.insert("id".into(), id.clone().into());
+    }
+    if let Some(t) = ts {
+        o.insert(
+            "timestamp".into(),
+            serde_json::to_value(t).unwrap_or(Value::Null),
+        );
+    }
+    let kind = match &m.role {
+        Role::User => "user",
+        Role::Assistant => "gemini",
+        Role::System | Role::Developer => "info",
+        Role::Custom(r) => r.as_str(),
+        Role::Tool => "user",
+    };
+    o.insert("type".into(), kind.into());
+    let mut parts = Vec::new();
+    let mut thoughts = Vec::new();
+    let mut calls = Vec::new();
+    for b in &m.content {
+        match &b.kind {
+            BlockKind::Thinking { text, .. } => thoughts.push(thought_value(b, text, native)),
+            BlockKind::ToolCall { id, name, input } => {
+                let mut c = Map::new();
+                if let Some(id) = id {
+                    c.insert("id".into(), id.clone().into());
+                }
+                c.insert("name".into(), name.clone().into());
+                let no_args = native && b.extra.get("$no_args") == Some(&Value::Bool(true));
+                if !no_args {
+                    c.insert("args".into(), input.clone());
+                }
+                if native {
+                    for (k, v) in &b.extra {
+                        if k != "$no_args" {
+                            c.insert(k.clone(), v.clone());
+                        }
+                    }
+                }
+                calls.push(Value::Object(c));
+            }
+            BlockKind::ToolResult { .. } if native && b.extra.contains_key(DERIVED) => {}
+            _ => {
+                if let Some(p) = part_value(b, native) {
+                    parts.push(p);
+                }
+            }
+        }
+    }
+    if m.content_is_text {
+        o.insert("content".into(), m.text_content().into());
+    } else if !parts.is_empty() || !native {
+        o.insert("content".into(), Value::Array(parts));
+    }
+    if !thoughts.is_empty() {
+        o.insert("thoughts".into(), Value::Array(thoughts));
+    }
+    if let Some(model) = &m.model {
+        o.insert("model".into(), model.clone().into());
+    }
+    if !calls.is_empty() {
+        o.insert("toolCalls".into(), Value::Array(calls));
+    }
+    if native {
+        for (k, v) in &m.extra {
+            if k != CHECKPOINT {
+                o.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Value::Object(o)
+}
+
+fn thought_value(b: &Block, text: &str, native: bool) -> Value {
+    let mut o = Map::new();
+    let subject = b.extra.get("subject").and_then(Value::as_str).unwrap_or("");
+    let prefix = format!("**{subject}**\n\n");
+    let description = if !subject.is_empty() && native {
+        text.strip_prefix(&prefix).unwrap_or(text)
+    } else {
+        text
+    };
+    if native {
+        o.extend(b.extra.clone());
+        if o.remove("$no_description").is_none() && !o.contains_key("description") {
+            o.insert("description".into(), description.into());
+        }
+    } else {
+        o.insert("subject".into(), "".into());
+        o.insert("description".into(), description.into());
+    }
+    Value::Object(o)
+}
+
+fn part_value(b: &Block, native: bool) -> Option<Value> {
+    let mut o = Map::new();
+    match &b.kind {
+        BlockKind::Text { text } => {
+            o.insert("text".into(), text.clone().into());
+        }
+        BlockKind::Image {
+            media_type,
+            data: Some(data),
+            ..
+        } => {
+            o.insert(
+                "inlineData".into(),
+                json!({"mimeType": media_type.clone().unwrap_or_else(|| "image/png".into()), "data": data}),
+            );
+        }
+        BlockKind::Other { value } if native => return Some(value.clone()),
+        BlockKind::ToolResult { content, .. } => {
+            let text: Vec<String> = content.iter().filter_map(Block::plain_text).collect();
+            o.insert("text".into(), text.join("\n").into());
+        }
+        _ => return None,
+    }
+    if native {
+        o.extend(b.extra.clone());
+    }
+    Some(Value::Object(o))
+}
