@@ -177,6 +177,24 @@ impl Format for PiFormat {
     }
 }
 
+/// Returns pi's JSON form of a message (`AgentMessage`): the fields a pi
+/// message had when it was read are kept; a message without a timestamp
+/// gets the current time in milliseconds.
+pub fn message_to_value(m: &agentlog_model::Message) -> Value {
+    let mut meta = SessionMeta::new("", Agent::Pi);
+    meta.format = Some("pi".into());
+    meta.format_version = Some(CURRENT_VERSION.into());
+    let session = Session::new(meta);
+    let mut w = write::Writer::new(&session);
+    let e = agentlog_model::Entry::new("", None, EntryKind::Resume);
+    let mut v = w.message_value(m, &e);
+    if !v.contains_key("timestamp") {
+        let now = agentlog_model::Timestamp::now().millis().unwrap_or(0);
+        v.insert("timestamp".into(), now.into());
+    }
+    Value::Object(v)
+}
+
 /// Reads a pi session from the bytes of `path`.
 pub fn read_session(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
     let mut diags = Vec::new();

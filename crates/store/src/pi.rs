@@ -1,1 +1,0 @@
-//! Placeholder: the pi API is being written.
