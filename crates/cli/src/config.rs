@@ -17,7 +17,7 @@
 //!
 //! `--root AGENT=PATH` flags replace the file's roots for that agent.
 
-use agentlog_formats::discover::{DiscoverEnv, AGENT_VARS};
+use agentlog_formats::discover::{is_agent_var, DiscoverEnv};
 use agentlog_formats::registry;
 use anyhow::{anyhow, bail, Context};
 use serde::Deserialize;
@@ -88,9 +88,12 @@ pub fn process_env() -> DiscoverEnv {
         .or_else(dirs::home_dir)
         .unwrap_or_default();
     let mut env = DiscoverEnv::with_home(home);
-    for name in AGENT_VARS {
-        if let Ok(v) = std::env::var(name) {
-            env.vars.insert((*name).to_string(), v);
+    for (name, value) in std::env::vars_os() {
+        let (Some(name), Some(value)) = (name.to_str(), value.to_str()) else {
+            continue;
+        };
+        if is_agent_var(name) {
+            env.vars.insert(name.to_string(), value.to_string());
         }
     }
     env

@@ -448,6 +448,7 @@ fn resume_writes_the_native_file_where_the_agent_looks() {
     // Once resumed, the id names two sessions (the source and the copy), so
     // the loop names the source by path.
     let src = source.to_string_lossy().into_owned();
+    let mut written = 0;
     for target in ["claude", "codex", "gemini", "pi"] {
         let f: &dyn Format = registry::by_name(target).unwrap();
         let planned = f
@@ -468,6 +469,7 @@ fn resume_writes_the_native_file_where_the_agent_looks() {
             continue;
         };
         assert!(dry.ok, "{target}: {}", dry.stderr);
+        written += 1;
         let plan: Value = serde_json::from_str(&dry.stdout).unwrap();
         assert_eq!(plan["written"], false);
         assert!(
@@ -507,6 +509,46 @@ fn resume_writes_the_native_file_where_the_agent_looks() {
             assert!(again.stderr.contains("already exists"), "{}", again.stderr);
         }
     }
+    assert!(written > 0, "no target agent can resume yet");
+}
+
+#[test]
+fn resume_takes_the_working_directory_from_cwd_when_the_session_has_none() {
+    let home = Home::new();
+    let store = home.path().join(&places()[4].dest);
+    let session = registry::by_name("cursor")
+        .unwrap()
+        .read_path(&store)
+        .unwrap()
+        .session;
+    assert!(session.meta.cwd.is_none());
+    let dir = home.path().join("work/other");
+    let mut with_cwd = session.clone();
+    with_cwd.meta.cwd = Some(dir.to_string_lossy().into_owned());
+    let env = DiscoverEnv::with_home(home.path());
+    let mut tried = 0;
+    for target in ["claude", "codex", "gemini", "pi"] {
+        let f = registry::by_name(target).unwrap();
+        if !f.can_write() || f.resume_plan(&with_cwd, &env).is_err() {
+            continue;
+        }
+        tried += 1;
+        let out = home.run(&[
+            "resume",
+            &store.to_string_lossy(),
+            "--in",
+            target,
+            "--cwd",
+            &dir.to_string_lossy(),
+            "--dry-run",
+            "--json",
+        ]);
+        assert!(out.ok, "{target}: {}", out.stderr);
+        let plan: Value = serde_json::from_str(&out.stdout).unwrap();
+        let shown = format!("{} {}", plan["cwd"], plan["command"]);
+        assert!(shown.contains("work/other"), "{target}: {shown}");
+    }
+    assert!(tried > 0, "no target agent can resume yet");
 }
 
 #[test]

@@ -49,7 +49,32 @@ pub const AGENT_VARS: &[&str] = &[
     "CODELIA_HOME",
     "JIDO_HOME",
     "SPECSTORY_HOME",
+    "HOSTNAME",
 ];
+
+/// Prefixes of further variables agents honour (`PI_CODING_AGENT_SESSION_DIR`,
+/// `CODELIA_LAYOUT`, …); the CLI captures every variable with one of them.
+pub const AGENT_VAR_PREFIXES: &[&str] = &[
+    "CLAUDE_",
+    "CODEX_",
+    "GEMINI_",
+    "CURSOR_",
+    "PI_",
+    "CODELIA_",
+    "JIDO_",
+    "ACPX_",
+    "SPECSTORY_",
+    "XDG_",
+    "OPENCODE_",
+    "DROID_",
+    "AGENTLOG_",
+];
+
+/// True for the name of a variable discovery may need (see [`AGENT_VARS`]
+/// and [`AGENT_VAR_PREFIXES`]).
+pub fn is_agent_var(name: &str) -> bool {
+    AGENT_VARS.contains(&name) || AGENT_VAR_PREFIXES.iter().any(|p| name.starts_with(p))
+}
 
 impl DiscoverEnv {
     /// Returns an environment with only a home directory.

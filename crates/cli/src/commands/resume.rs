@@ -24,6 +24,10 @@ pub struct Args {
     /// Read the session as this format instead of detecting it.
     #[arg(long, value_name = "FORMAT")]
     pub from: Option<String>,
+    /// Continue in this directory (default: the session's own working
+    /// directory; needed when the source recorded none).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<std::path::PathBuf>,
     /// Show what would be written and run, without writing.
     #[arg(long)]
     pub dry_run: bool,
@@ -63,7 +67,11 @@ pub fn cmd_resume(args: Args) -> anyhow::Result<ExitCode> {
     for d in &read.diagnostics {
         eprintln!("{d}");
     }
-    let session = read.session;
+    let mut session = read.session;
+    if let Some(dir) = &args.cwd {
+        let dir = std::path::absolute(dir).with_context(|| format!("--cwd {}", dir.display()))?;
+        session.meta.cwd = Some(dir.to_string_lossy().into_owned());
+    }
     let plan = target
         .resume_plan(&session, &settings.env)
         .with_context(|| format!("planning where {} keeps the session", target.name()))?;
