@@ -84,3 +84,498 @@ fn every_fixture_round_trips_line_by_line() {
         assert_eq!(again.session.meta, read.session.meta, "{}", path.display());
     }
 }
+
+/// (file, user, assistant, tool-result) message counts.
+const COUNTS: &[(&str, usize, usize, usize)] = &[
+    ("agentsview-queued_system_messages.jsonl", 1, 0, 0),
+    ("agentsview-tool_call_pending.jsonl", 1, 1, 0),
+    ("agentsview-truncated.jsonl", 1, 1, 0),
+    ("agentsview-valid_session.jsonl", 2, 2, 0),
+    ("as-stage0-large.jsonl", 4, 5, 1),
+    ("as-stage0-schema_drift.jsonl", 2, 1, 0),
+    ("as-stage0-small.jsonl", 7, 9, 3),
+    ("as-subagent-project/0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f.jsonl", 1, 1, 0),
+    (
+        "as-subagent-project/0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f/subagents/agent-a0ad4f44468bdf20d.jsonl",
+        1,
+        1,
+        1,
+    ),
+    ("ccl-dag_compact_after_rewind.jsonl", 6, 5, 0),
+    ("ccl-edge_cases.jsonl", 8, 4, 1),
+    ("ccl-representative_messages.jsonl", 4, 5, 2),
+    ("ccl-session_b.jsonl", 2, 1, 0),
+    ("ccl-todowrite_examples.jsonl", 2, 6, 3),
+    ("ccusage-project-alpha-chat.jsonl", 0, 3, 0),
+    ("ccv-sample-project/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl", 2, 7, 12),
+    ("ccv-sample-project/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl", 4, 20, 21),
+    ("ccv-sample-project/agent-test-hash-123.jsonl", 1, 1, 0),
+    ("ccv-sample-project/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl", 8, 170, 167),
+    ("sw-sample_session.jsonl", 2, 3, 2),
+    ("vct-test_conversation.jsonl", 12, 31, 30),
+];
+
+#[test]
+fn message_counts_of_every_fixture() {
+    assert_eq!(COUNTS.len(), all_fixtures().len());
+    for (file, user, assistant, tool) in COUNTS {
+        let s = read(file).session;
+        assert_eq!(
+            (
+                count(&s, Role::User),
+                count(&s, Role::Assistant),
+                count(&s, Role::Tool)
+            ),
+            (*user, *assistant, *tool),
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn tool_calls_pair_with_their_results() {
+    for path in all_fixtures() {
+        let s = FORMAT.read_path(&path).unwrap().session;
+        let calls: HashMap<String, String> = messages(&s)
+            .iter()
+            .flat_map(|m| m.tool_calls())
+            .filter_map(|(id, name, _)| id.clone().map(|id| (id, name.to_string())))
+            .collect();
+        for m in messages(&s).iter().filter(|m| m.role == Role::Tool) {
+            for b in &m.content {
+                if let BlockKind::ToolResult {
+                    tool_call_id: Some(id),
+                    ..
+                } = &b.kind
+                {
+                    assert!(calls.contains_key(id), "{}: result {id}", path.display());
+                }
+            }
+            if let Some(id) = &m.tool_call_id {
+                assert_eq!(m.tool_name.as_ref(), calls.get(id), "{}", path.display());
+            }
+        }
+    }
+    let s = read("vct-test_conversation.jsonl").session;
+    let paired = messages(&s)
+        .iter()
+        .filter(|m| m.role == Role::Tool && m.tool_name.is_some())
+        .count();
+    assert_eq!(paired, 30);
+    let todo = messages(&s)
+        .iter()
+        .filter(|m| m.tool_name.as_deref() == Some("TodoWrite"))
+        .count();
+    assert!(todo > 0);
+    // An interrupted turn: a call that never got a result.
+    let s = read("agentsview-tool_call_pending.jsonl").session;
+    let calls = messages(&s).iter().flat_map(|m| m.tool_calls()).count();
+    assert_eq!(calls, 1);
+    assert_eq!(count(&s, Role::Tool), 0);
+}
+
+/// Sums usage over assistant lines, each (message id, request id) once
+/// (its last line), lines without a message id each once.
+fn expected_usage(bytes: &[u8]) -> [u64; 4] {
+    let mut by_key: HashMap<(String, String), [u64; 4]> = HashMap::new();
+    let mut order = Vec::new();
+    let mut loose = [0u64; 4];
+    for v in values(bytes) {
+        let Some(m) = v.get("message") else { continue };
+        let Some(u) = m.get("usage").and_then(Value::as_object) else {
+            continue;
+        };
+        let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let counts = [
+            n("input_tokens"),
+            n("output_tokens"),
+            n("cache_read_input_tokens"),
+            n("cache_creation_input_tokens"),
+        ];
+        match m.get("id").and_then(Value::as_str) {
+            Some(id) => {
+                let req = v.get("requestId").and_then(Value::as_str).unwrap_or("");
+                let key = (id.to_string(), req.to_string());
+                if !by_key.contains_key(&key) {
+                    order.push(key.clone());
+                }
+                by_key.insert(key, counts);
+            }
+            None => (0..4).for_each(|i| loose[i] += counts[i]),
+        }
+    }
+    for k in order {
+        let c = by_key[&k];
+        (0..4).for_each(|i| loose[i] += c[i]);
+    }
+    loose
+}
+
+#[test]
+fn token_totals_count_each_response_once() {
+    for path in all_fixtures() {
+        let bytes = std::fs::read(&path).unwrap();
+        let u = FORMAT
+            .read_bytes(&path, &bytes)
+            .unwrap()
+            .session
+            .total_usage();
+        assert_eq!(
+            [u.input, u.output, u.cache_read, u.cache_write],
+            expected_usage(&bytes),
+            "{}",
+            path.display()
+        );
+    }
+    let u = read("vct-test_conversation.jsonl").session.total_usage();
+    assert_eq!(
+        (u.input, u.output, u.cache_read, u.cache_write),
+        (158, 3860, 1_093_509, 99_004)
+    );
+    let u = read("ccusage-project-alpha-chat.jsonl")
+        .session
+        .total_usage();
+    assert_eq!((u.input, u.output), (600, 250));
+    assert!((u.cost_usd.unwrap() - 1.02).abs() < 1e-9);
+}
+
+#[test]
+fn streamed_chunks_merge_into_one_message() {
+    let s = read("vct-test_conversation.jsonl").session;
+    let tree = s.tree();
+    let e = tree.get("11b4107d-7189-4bd2-b52d-19b51acd9d2b").unwrap();
+    let m = e.message().unwrap();
+    let kinds: Vec<&str> = m
+        .content
+        .iter()
+        .map(|b| match &b.kind {
+            BlockKind::Thinking { signature, .. } => {
+                assert!(signature.as_deref().is_some_and(|s| !s.is_empty()));
+                "thinking"
+            }
+            BlockKind::Text { .. } => "text",
+            BlockKind::ToolCall { .. } => "tool_call",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["thinking", "text", "tool_call"]);
+    // The chunks' own uuids are not entries; the result hangs under the
+    // merged message.
+    assert!(tree.get("e321c683-9a24-4cd3-ab92-3c0214bb3033").is_none());
+    let result = tree.get("4f7e3d5a-7b8d-4040-a0de-de1be2a0aa42");
+    let result = result.or_else(|| s.entries.iter().find(|e| e.id.starts_with("4f7e3d5a")));
+    assert_eq!(result.unwrap().parent_id.as_deref(), Some(e.id.as_str()));
+}
+
+#[test]
+fn tree_shapes_roots_forks_and_sidechains() {
+    // A rewind: two children of a1; the compaction hangs under the last
+    // message before it, and the active branch is the second attempt.
+    let s = read("ccl-dag_compact_after_rewind.jsonl").session;
+    let t = s.tree();
+    assert_eq!(t.roots().len(), 1);
+    let forks: Vec<&str> = t.branch_points().iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(forks, ["a1"]);
+    let kids: Vec<&str> = t.children("a1").iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(kids, ["b1u", "b2u"]);
+    assert_eq!(t.leaves().len(), 2);
+    let path: Vec<&str> = s.active_branch().iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(
+        path,
+        ["u1", "a1", "b2u", "b2a", "b2u2", "b2a2", "cb", "cs", "p1u", "p1a"]
+    );
+
+    // 1.0.x inline sidechains hang under the message whose Task calls
+    // spawned them; the main line stays one path.
+    let s = read("ccv-sample-project/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl").session;
+    let t = s.tree();
+    assert_eq!(t.roots().len(), 2, "the summary line and the conversation");
+    assert_eq!(t.branch_points().len(), 2);
+    let mut sidechain_roots = 0;
+    for e in &s.entries {
+        let Some(m) = e.message() else { continue };
+        let parent = e.parent_id.as_deref().and_then(|p| t.get(p));
+        if m.sidechain
+            && parent
+                .and_then(|p| p.message())
+                .is_some_and(|p| !p.sidechain)
+        {
+            sidechain_roots += 1;
+            let spawner = parent.unwrap().message().unwrap();
+            let text = m.text_content();
+            assert!(spawner
+                .tool_calls()
+                .any(|(_, name, input)| name == "Task" && input["prompt"] == text.as_str()));
+        }
+    }
+    assert_eq!(sidechain_roots, 5);
+    let main: Vec<_> = s
+        .active_branch()
+        .into_iter()
+        .filter(|e| e.message().is_some_and(|m| m.sidechain))
+        .collect();
+    assert!(
+        main.is_empty(),
+        "the active branch has no sidechain entries"
+    );
+    assert_eq!(messages(&s).iter().filter(|m| m.sidechain).count(), 322);
+
+    // Curated files whose records are all roots stay that way.
+    assert_eq!(read("ccl-session_b.jsonl").session.tree().roots().len(), 3);
+}
+
+#[test]
+fn uuid_less_records_get_line_ids_and_join_the_chain() {
+    let s = read("as-stage0-small.jsonl").session;
+    let t = s.tree();
+    let mode = t.get("line-3").unwrap();
+    assert_eq!(mode.parent_id.as_deref(), Some("line-2"));
+    assert_eq!(t.get("line-2").unwrap().parent_id.as_deref(), Some("sys1"));
+    // The attachment whose native parent is sys1 comes after them.
+    assert_eq!(
+        t.get("att-stage0-small-001").unwrap().parent_id.as_deref(),
+        Some("line-3")
+    );
+    let s = read("agentsview-valid_session.jsonl").session;
+    let path: Vec<&str> = s.active_branch().iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(path, ["line-1", "line-2", "line-3", "line-4"]);
+}
+
+#[test]
+fn subagent_files_link_to_their_parent() {
+    let parent = fixture("as-subagent-project/0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f.jsonl");
+    let subs = claude::subagent_files(&parent);
+    assert_eq!(subs.len(), 1);
+    assert!(subs[0].ends_with("subagents/agent-a0ad4f44468bdf20d.jsonl"));
+    let sub = FORMAT.read_path(&subs[0]).unwrap().session;
+    assert_eq!(sub.meta.id, "agent-a0ad4f44468bdf20d");
+    assert_eq!(
+        sub.meta.parent_session.as_deref(),
+        Some("0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f")
+    );
+    assert_eq!(sub.meta.extra["agentType"], "general-purpose");
+    assert_eq!(sub.meta.extra["agentId"], "a0ad4f44468bdf20d");
+    assert!(messages(&sub).iter().all(|m| m.sidechain));
+
+    // 2.0.x: flat agent files beside the session, found by their sessionId.
+    let parent = fixture("ccv-sample-project/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl");
+    let subs = claude::subagent_files(&parent);
+    assert_eq!(
+        subs,
+        [fixture("ccv-sample-project/agent-test-hash-123.jsonl")]
+    );
+    let sub = FORMAT.read_path(&subs[0]).unwrap().session;
+    assert_eq!(
+        sub.meta.parent_session.as_deref(),
+        Some("5c0375b4-57a5-4f26-b12d-d022ee4e51b7")
+    );
+    let other = fixture("ccv-sample-project/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl");
+    assert!(claude::subagent_files(&other).is_empty());
+}
+
+#[test]
+fn compaction_boundaries_and_summaries() {
+    let s = read("ccl-dag_compact_after_rewind.jsonl").session;
+    let t = s.tree();
+    let cb = t.get("cb").unwrap();
+    assert_eq!(cb.parent_id.as_deref(), Some("b2a2"));
+    match &cb.kind {
+        EntryKind::Compaction {
+            summary,
+            tokens_before,
+            ..
+        } => {
+            assert!(summary.starts_with("This session is being continued"));
+            assert_eq!(*tokens_before, Some(150_000));
+        }
+        k => panic!("{k:?}"),
+    }
+    let cs = t.get("cs").unwrap().message().unwrap();
+    assert_eq!(cs.injected.as_deref(), Some("compact-summary"));
+    let s = read("as-stage0-small.jsonl").session;
+    let kinds: Vec<_> = s
+        .entries
+        .iter()
+        .filter(|e| e.kind_name() == "compaction")
+        .map(|e| e.id.clone())
+        .collect();
+    assert_eq!(kinds.len(), 2);
+    assert_eq!(s.meta.title.as_deref(), Some("Stage0 small fixture"));
+}
+
+#[test]
+fn session_id_switch_mid_file() {
+    let r = read("vct-test_conversation.jsonl");
+    let s = &r.session;
+    assert_eq!(s.meta.id, "b162b1ae-97bc-475f-9b5f-ffbf55ca5b3f");
+    assert_eq!(
+        s.meta.parent_session.as_deref(),
+        Some("e9f146fa-3b20-48d0-9be4-d99ca901cae4")
+    );
+    assert_eq!(s.meta.extra["sessionIds"].as_array().unwrap().len(), 2);
+    let t = s.tree();
+    assert_eq!(t.roots().len(), 1);
+    assert!(t.branch_points().is_empty(), "the replayed line is no fork");
+    assert_eq!(s.active_branch().len(), s.entries.len());
+    let dup: Vec<_> = r
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "duplicate-uuid")
+        .map(|d| d.line)
+        .collect();
+    assert_eq!(dup, [Some(49)]);
+    assert_eq!(s.meta.cwd.as_deref(), Some("/home/wei/repo/claude-code"));
+    assert_eq!(s.meta.agent_version.as_deref(), Some("1.0.95"));
+    assert_eq!(
+        s.meta.model.model.as_deref(),
+        Some("claude-sonnet-4-20250514")
+    );
+    assert_eq!(s.meta.extra["gitBranch"], "main");
+    assert!(s.meta.created_at.is_some() && s.meta.updated_at.is_some());
+}
+
+#[test]
+fn malformed_lines_are_reported_with_line_numbers_and_kept() {
+    let r = read("ccl-edge_cases.jsonl");
+    let mut got: Vec<(u64, &str)> = r
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity >= Severity::Warning || d.code == "duplicate-uuid")
+        .map(|d| (d.line.unwrap(), d.code))
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            (10, "no-content"),
+            (11, "bad-message"),
+            (13, "not-an-object"),
+            (15, "not-an-object"),
+            (16, "not-an-object"),
+            (18, "duplicate-uuid"),
+        ]
+    );
+    for d in &r.diagnostics {
+        assert!(d.to_string().contains("ccl-edge_cases.jsonl:"), "{d}");
+    }
+    let unknown = r
+        .session
+        .entries
+        .iter()
+        .filter(|e| matches!(e.kind, EntryKind::Unknown { .. }))
+        .count();
+    assert_eq!(unknown, 5);
+    assert_eq!(r.session.meta.id, "edge_cases");
+}
+
+#[test]
+fn truncated_and_live_files_read_what_is_complete() {
+    let r = read("agentsview-truncated.jsonl");
+    assert_eq!(r.session.message_count(), 2);
+    assert_eq!(
+        r.diagnostics
+            .iter()
+            .map(|d| (d.line, d.code))
+            .collect::<Vec<_>>(),
+        [(Some(3), "invalid-json")]
+    );
+    // A file cut in the middle of its last line, as while being written.
+    let bytes = std::fs::read(fixture("agentsview-valid_session.jsonl")).unwrap();
+    let cut = &bytes[..bytes.len() - 40];
+    let r = FORMAT.read_bytes(Path::new("live.jsonl"), cut).unwrap();
+    assert_eq!(r.session.message_count(), 3);
+    assert_eq!(r.diagnostics[0].code, "torn-tail");
+    assert_eq!(r.diagnostics[0].line, Some(4));
+    // Nothing at all is still a session.
+    let r = FORMAT.read_bytes(Path::new("empty.jsonl"), b"").unwrap();
+    assert!(r.session.entries.is_empty());
+}
+
+#[test]
+fn injected_context_is_classified() {
+    let s = read("vct-test_conversation.jsonl").session;
+    let kinds: HashSet<&str> = messages(&s)
+        .iter()
+        .filter_map(|m| m.injected.as_deref())
+        .collect();
+    for k in [
+        "command",
+        "local-command-output",
+        "local-command-caveat",
+        "interrupted",
+    ] {
+        assert!(kinds.contains(k), "{k}");
+    }
+    let first = s.first_prompt().unwrap();
+    assert!(!first.starts_with('<'), "{first}");
+    let s = read("ccv-sample-project/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl").session;
+    assert!(messages(&s)
+        .iter()
+        .any(|m| m.injected.as_deref() == Some("meta")));
+}
+
+#[test]
+fn content_blocks_thinking_images_and_unknown_kinds() {
+    let s = read("as-stage0-small.jsonl").session;
+    let blocks: Vec<_> = messages(&s).iter().flat_map(|m| m.content.iter()).collect();
+    assert!(blocks.iter().any(|b| matches!(
+        &b.kind,
+        BlockKind::Image {
+            media_type: Some(_),
+            data: Some(_),
+            ..
+        }
+    )));
+    assert!(blocks
+        .iter()
+        .any(|b| matches!(&b.kind, BlockKind::Other { value } if value["type"] == "fallback")));
+    let s = read("as-stage0-large.jsonl").session;
+    let thinking = messages(&s)
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .find_map(|b| match &b.kind {
+            BlockKind::Thinking {
+                text, signature, ..
+            } => Some((text.clone(), signature.clone())),
+            _ => None,
+        })
+        .unwrap();
+    assert!(thinking.0.starts_with("Plan") && thinking.1.is_none());
+    // Every record type of the zoo is kept, none as unknown.
+    let s = read("as-stage0-small.jsonl").session;
+    assert!(!s.entries.iter().any(|e| e.kind_name() == "unknown"));
+    let customs: HashSet<&str> = s
+        .entries
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Custom { custom_type, .. } => Some(custom_type.as_str()),
+            _ => None,
+        })
+        .collect();
+    for t in [
+        "last-prompt",
+        "mode",
+        "permission-mode",
+        "pr-link",
+        "worktree-state",
+    ] {
+        assert!(customs.contains(t), "{t}");
+    }
+    let events: HashSet<&str> = s
+        .entries
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Event { event_type, .. } => Some(event_type.as_str()),
+            _ => None,
+        })
+        .collect();
+    for t in [
+        "queue-operation:enqueue",
+        "file-history-snapshot",
+        "progress:hook_progress",
+        "attachment:queued_command",
+        "system:api_error",
+    ] {
+        assert!(events.contains(t), "{t}");
+    }
+}

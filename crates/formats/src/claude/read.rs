@@ -163,6 +163,8 @@ struct Reader<'a> {
     /// Id of the last message that is not a sidechain.
     last_main: Option<String>,
     meta: MetaAcc,
+    /// `(message.id, requestId)` of every response read so far.
+    responses: std::collections::HashSet<(String, String)>,
 }
 
 /// Reads the bytes of a Claude transcript at `path`.
@@ -179,6 +181,7 @@ pub(crate) fn read(path: &Path, bytes: &[u8]) -> (Session, Vec<Diagnostic>) {
         prev: None,
         last_main: None,
         meta: MetaAcc::default(),
+        responses: std::collections::HashSet::new(),
     };
     for line in crate::jsonl::lines(bytes) {
         if crate::jsonl::is_blank(line.bytes) {
@@ -357,9 +360,10 @@ impl Reader<'_> {
                     }
                 }
                 match kind {
-                    EntryKind::Message(m) if m.sidechain => {
-                        self.last_main.as_deref().map(|p| self.resolve(p))
-                    }
+                    EntryKind::Message(m) if m.sidechain => self
+                        .spawner_of(m)
+                        .or_else(|| self.last_main.clone())
+                        .map(|p| self.resolve(&p)),
                     _ => None,
                 }
             }
@@ -369,6 +373,29 @@ impl Reader<'_> {
                 .and_then(|p| self.entries.get(p))
                 .map(|e| e.id.clone()),
         }
+    }
+
+    /// Returns the main-line message whose `Task`/`Agent` call started the
+    /// sidechain that begins with `first`: the call whose prompt is its
+    /// text, else the latest message with such a call.
+    fn spawner_of(&self, first: &Message) -> Option<String> {
+        let text = first.text_content();
+        let mut latest = None;
+        for e in self.entries.iter().rev() {
+            let Some(m) = e.message() else { continue };
+            if m.sidechain || m.role != Role::Assistant {
+                continue;
+            }
+            for (_, name, input) in m.tool_calls() {
+                if name == "Task" || name == "Agent" {
+                    if input.get("prompt").and_then(Value::as_str) == Some(text.as_str()) {
+                        return Some(e.id.clone());
+                    }
+                    latest.get_or_insert_with(|| e.id.clone());
+                }
+            }
+        }
+        latest
     }
 
     /// Merges an assistant line into the previous entry when it continues
@@ -454,6 +481,16 @@ impl Reader<'_> {
                     .iter()
                     .any(|b| matches!(b.kind, BlockKind::ToolResult { is_error: true, .. })),
             );
+        }
+        if let (Role::Assistant, Some(id)) = (&m.role, &m.id) {
+            let req = o.get("requestId").and_then(Value::as_str).unwrap_or("");
+            if !self.responses.insert((id.clone(), req.to_string())) {
+                // A response seen before (a replay): its usage stays native
+                // and is not counted again.
+                if let Some(u) = m.usage.take() {
+                    m.extra.insert("usage".into(), wire::usage_to_native(&u));
+                }
+            }
         }
         m.injected = classify(&m, o);
         if let Some(cost) = o.get("costUSD").and_then(Value::as_f64) {
@@ -579,7 +616,12 @@ impl Reader<'_> {
             .find(|e| !e.message().is_some_and(|m| m.sidechain))
             .or(self.entries.last())
             .map(|e| e.id.clone());
-        let meta = self.session_meta();
+        let leaf_session = leaf.as_deref().and_then(|l| {
+            let tree = agentlog_model::Tree::new(&self.entries);
+            let path = tree.path_to_root(l);
+            path.iter().rev().find_map(|e| entry_session_id(e))
+        });
+        let meta = self.session_meta(leaf_session);
         let ids: std::collections::HashSet<&str> =
             self.entries.iter().map(|e| e.id.as_str()).collect();
         let mut missing = Vec::new();
@@ -743,7 +785,7 @@ impl Reader<'_> {
         }
     }
 
-    fn session_meta(&self) -> SessionMeta {
+    fn session_meta(&self, leaf_session: Option<String>) -> SessionMeta {
         let a = &self.meta;
         let stem = self
             .path
@@ -759,7 +801,9 @@ impl Reader<'_> {
         let id = if is_agent_file || uuid::Uuid::parse_str(&stem).is_ok() {
             stem.clone()
         } else {
-            a.session_ids.last().cloned().unwrap_or(stem.clone())
+            leaf_session
+                .or_else(|| a.session_ids.last().cloned())
+                .unwrap_or(stem.clone())
         };
         let mut meta = SessionMeta::new(id.clone(), Agent::Claude);
         meta.format = Some("claude".into());
@@ -783,7 +827,7 @@ impl Reader<'_> {
                 .and_then(|n| n.to_str())
                 .map(str::to_string)
         } else {
-            a.session_ids.iter().find(|s| **s != id).cloned()
+            a.session_ids.first().filter(|s| **s != id).cloned()
         };
         let mut put = |k: &str, v: Option<String>| {
             if let Some(v) = v {
@@ -816,6 +860,25 @@ impl Reader<'_> {
         }
         meta
     }
+}
+
+/// Returns the `sessionId` a record carried.
+fn entry_session_id(e: &Entry) -> Option<String> {
+    let from = |v: Option<&Value>| {
+        v.and_then(|v| v.get("sessionId"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    e.extra
+        .get("sessionId")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| match &e.kind {
+            EntryKind::Event { payload, .. } => from(Some(payload)),
+            EntryKind::Custom { data, .. } => from(data.as_ref()),
+            EntryKind::Unknown { raw, .. } => from(Some(raw)),
+            _ => None,
+        })
 }
 
 /// Returns the indices of the merged message's blocks held by the first
