@@ -1,10 +1,87 @@
+use crate::load;
+use agentlog_store::pi::{migrate, SessionManager};
+use anyhow::Context;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Migrate a session file to the newest version of its format.
+///
+/// pi files (versions 1 and 2) become version 3 exactly as pi migrates them
+/// on load: ids and parent links for version 1 files, kept-entry indexes
+/// turned into ids, the `hookMessage` role renamed to `custom`. Without
+/// `-o` or `--in-place` the migrated file is printed.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+#[command(group = clap::ArgGroup::new("target").args(["output", "in_place"]))]
+pub struct Args {
+    /// Session file, or session id (prefix).
+    pub session: String,
+    /// Write the migrated file here (atomically) instead of printing it.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<PathBuf>,
+    /// Rewrite the file itself (atomically, holding its lock).
+    #[arg(long)]
+    pub in_place: bool,
+}
 
 /// Runs `agentlog migrate`.
-pub fn cmd_migrate(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("agentlog migrate is not available in this build yet")
+pub fn cmd_migrate(args: Args) -> anyhow::Result<ExitCode> {
+    let path = load::resolve(&args.session)?;
+    let format = agentlog_formats::registry::detect(&path)?;
+    if format.name() != "pi" {
+        anyhow::bail!(
+            "{}: {} files have a single version; only pi files are migrated",
+            path.display(),
+            format.name()
+        );
+    }
+    if args.in_place {
+        let sm = SessionManager::open(&path, None)?;
+        match sm.migrated_from() {
+            Some(v) => eprintln!(
+                "{}: migrated from version {v} to {}",
+                path.display(),
+                migrate::CURRENT_VERSION
+            ),
+            None => eprintln!(
+                "{}: already version {} or newer",
+                path.display(),
+                migrate::CURRENT_VERSION
+            ),
+        }
+        if let Some(r) = sm.recovery().filter(|r| !r.is_clean()) {
+            eprintln!("{}: {r}", path.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    let header = bytes
+        .split(|&b| b == b'\n')
+        .find(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .and_then(|l| serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(l).ok())
+        .filter(|h| h.get("type").and_then(|t| t.as_str()) == Some("session"))
+        .with_context(|| format!("{}:1: not a pi session header", path.display()))?;
+    let version = migrate::version_of(&header);
+    let migrated = if version < migrate::CURRENT_VERSION {
+        migrate::migrate_bytes(&bytes, version)
+    } else {
+        bytes
+    };
+    match &args.output {
+        Some(outp) => {
+            agentlog_store::snapshot::write_atomic(outp, &migrated)?;
+            eprintln!(
+                "{}: version {version} -> {} written to {}",
+                path.display(),
+                migrate::CURRENT_VERSION.max(version),
+                outp.display()
+            );
+        }
+        None => {
+            use std::io::Write;
+            let mut o = std::io::stdout().lock();
+            o.write_all(&migrated)?;
+            o.flush()?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
