@@ -158,8 +158,7 @@ impl Format for CodeliaFormat {
 pub fn sessions_dir(env: &DiscoverEnv) -> PathBuf {
     if env.var("CODELIA_LAYOUT") == Some("xdg") {
         let state = env
-            .var("XDG_STATE_HOME")
-            .map(PathBuf::from)
+            .var_path("XDG_STATE_HOME")
             .unwrap_or_else(|| env.home_join(".local/state"));
         state.join("codelia").join("sessions")
     } else {
