@@ -129,6 +129,9 @@ struct Converter<'a> {
     open: Vec<(String, String)>,
     answered: HashSet<String>,
     lines: Vec<Value>,
+    /// The summary of the compaction just written, until a summary message
+    /// follows it (or it is written itself).
+    pending_summary: Option<(String, String, String)>,
 }
 
 /// Writes a session from another format as a 2.x Claude transcript.
@@ -159,6 +162,7 @@ fn write_converted(session: &Session, out: &mut dyn Write) -> Result<Fidelity, F
         open: Vec::new(),
         answered: HashSet::new(),
         lines: Vec::new(),
+        pending_summary: None,
     };
     if meta.cwd.is_none() {
         c.fidelity.lost("working directory (none recorded)", None);
@@ -171,6 +175,7 @@ fn write_converted(session: &Session, out: &mut dyn Write) -> Result<Fidelity, F
     for e in branch {
         c.entry(e);
     }
+    c.flush_summary();
     c.close_open_calls("end");
     if let Some(title) = &meta.title {
         c.lines.push(json!({
@@ -250,6 +255,14 @@ impl Converter<'_> {
     }
 
     fn entry(&mut self, e: &Entry) {
+        let is_summary = e
+            .message()
+            .is_some_and(|m| m.injected.as_deref() == Some("compact-summary"));
+        if is_summary {
+            self.pending_summary = None;
+        } else {
+            self.flush_summary();
+        }
         match &e.kind {
             EntryKind::Message(m) => match m.role {
                 Role::Assistant => self.assistant(e, m),
@@ -601,11 +614,19 @@ impl Converter<'_> {
         );
         self.lines.push(Value::Object(o));
         self.parent = Some(uuid);
-        if summary.is_empty() {
-            return;
+        if !summary.is_empty() {
+            let su = self.uuid_for(e, "summary");
+            self.pending_summary = Some((su, ts, summary.to_string()));
         }
-        let su = self.uuid_for(e, "summary");
-        let mut o = self.envelope("user", &su, &ts);
+    }
+
+    /// Writes the summary message of the last compaction, when none
+    /// followed it.
+    fn flush_summary(&mut self) {
+        let Some((uuid, ts, summary)) = self.pending_summary.take() else {
+            return;
+        };
+        let mut o = self.envelope("user", &uuid, &ts);
         o.insert("isCompactSummary".into(), true.into());
         o.insert("isVisibleInTranscriptOnly".into(), true.into());
         self.push(o, json!({"role": "user", "content": summary}));
