@@ -303,6 +303,35 @@ fn ls_filters_by_agent_project_time_and_count() {
 }
 
 #[test]
+fn ls_from_the_index_catalog_lists_the_same_sessions() {
+    let home = Home::new();
+    let direct = home.ls_json(&[]);
+    let cached = home.ls_json(&["--cached"]);
+    assert!(home
+        .path()
+        .join(".local/share/agentlog/index.sqlite")
+        .is_file());
+    assert_eq!(row_paths(&cached), row_paths(&direct));
+    for r in &direct {
+        let c = cached.iter().find(|c| c["path"] == r["path"]).unwrap();
+        for key in ["agent", "id", "project", "messages", "tokens"] {
+            assert_eq!(c[key], r[key], "{key} of {}", r["path"]);
+        }
+    }
+    let cursor = home.ls_json(&[
+        "--cached",
+        "--agent",
+        "cursor",
+        "--project",
+        "me/proj",
+        "--limit",
+        "1",
+    ]);
+    assert_eq!(cursor.len(), 1);
+    assert_eq!(cursor[0]["id"], CURSOR_TRANSCRIPT_ID);
+}
+
+#[test]
 fn ls_prints_a_table() {
     let home = Home::new();
     let out = home.run(&["ls", "--agent", "cursor"]);

@@ -35,6 +35,11 @@ pub struct Args {
     /// Search PATH instead of AGENT's default locations (repeatable).
     #[arg(long = "root", value_name = "AGENT=PATH")]
     pub roots: Vec<String>,
+    /// Read the catalog of the search index (brought up to date first when
+    /// that is cheap) instead of every session file: fast on a machine with
+    /// many sessions. See `agentlog index`.
+    #[arg(long)]
+    pub cached: bool,
     /// Print the sessions as a JSON array.
     #[arg(long)]
     pub json: bool,
@@ -59,7 +64,7 @@ pub struct Row {
     pub started: Option<String>,
     /// When it last changed (RFC 3339, UTC).
     pub updated: Option<String>,
-    /// Number of messages.
+    /// Number of user, assistant and system messages (not tool results).
     pub messages: usize,
     /// Tokens used (input, output and cache).
     pub tokens: u64,
@@ -93,7 +98,17 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
             .transpose()?,
         limit: args.limit,
     };
-    let listing = list(&settings, &filter, std::io::stderr().is_terminal())?;
+    let listing = if args.cached {
+        let loc = crate::commands::index::IndexLocation {
+            index: std::env::var_os("AGENTLOG_INDEX")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+            roots: args.roots.clone(),
+        };
+        list_cached(&loc, &settings, &filter)?
+    } else {
+        list(&settings, &filter, std::io::stderr().is_terminal())?
+    };
     for w in &listing.warnings {
         eprintln!("agentlog: warning: {w}");
     }
@@ -151,6 +166,69 @@ pub fn list(
             )),
         }
     }
+    finish(&mut listing, filter);
+    Ok(listing)
+}
+
+/// Returns the sessions matching `filter`, newest first, from the index's
+/// catalog (refreshed first when that is cheap).
+pub fn list_cached(
+    loc: &crate::commands::index::IndexLocation,
+    settings: &config::Settings,
+    filter: &Filter,
+) -> anyhow::Result<Listing> {
+    let formats = settings.formats(&filter.agents)?;
+    let index = crate::commands::index::refreshed(loc)?;
+    let params = agentlog_index::ListParams {
+        // A session started since `since` was updated since then too.
+        since_ms: filter.since_ms,
+        ..agentlog_index::ListParams::default()
+    };
+    let mut listing = Listing::default();
+    for info in index.sessions(&params)? {
+        if !formats.iter().any(|f| *f == info.format) {
+            continue;
+        }
+        let Some(format) = registry::by_name(&info.format) else {
+            continue;
+        };
+        let started = info.created_ms.or(info.updated_ms);
+        let title = info
+            .title
+            .clone()
+            .filter(|t| !t.trim().is_empty())
+            .or(info.first_prompt.clone())
+            .and_then(|t| {
+                t.lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .map(|l| truncate(l, 200))
+            });
+        listing.rows.push(Row {
+            agent: info.agent.clone(),
+            format: format.name(),
+            id: info.session_id.clone(),
+            path: PathBuf::from(&info.path),
+            project: info.project.clone(),
+            title,
+            started: rfc3339(started),
+            updated: rfc3339(info.updated_ms),
+            messages: usize::try_from(info.messages).unwrap_or(usize::MAX),
+            tokens: info
+                .tokens
+                .iter()
+                .map(|t| t.input + t.output + t.cache_read + t.cache_write)
+                .sum(),
+            started_ms: started,
+        });
+    }
+    finish(&mut listing, filter);
+    Ok(listing)
+}
+
+/// Applies the filters the discovery could not, orders newest first and
+/// cuts to the limit.
+fn finish(listing: &mut Listing, filter: &Filter) {
     listing.rows.retain(|r| {
         filter
             .project
@@ -168,7 +246,6 @@ pub fn list(
     if let Some(n) = filter.limit {
         listing.rows.truncate(n);
     }
-    Ok(listing)
 }
 
 /// Reads one discovered session with the format that found it.
@@ -293,10 +370,46 @@ fn row(found: &Found, read: &Read) -> Row {
         title,
         started: rfc3339(started),
         updated: rfc3339(updated),
-        messages: s.message_count(),
-        tokens: s.total_usage().sum(),
+        messages: conversation_messages(s),
+        tokens: tokens(s),
         started_ms: started,
     }
+}
+
+/// Returns the number of user, assistant, system and developer messages;
+/// tool results (tool messages, and user messages that only carry results)
+/// are not counted. The index's catalog counts the same way.
+fn conversation_messages(s: &agentlog_model::Session) -> usize {
+    use agentlog_model::{BlockKind, Role};
+    s.entries
+        .iter()
+        .filter_map(|e| e.message())
+        .filter(|m| {
+            let only_results = !m.content.is_empty()
+                && m.content
+                    .iter()
+                    .all(|b| matches!(b.kind, BlockKind::ToolResult { .. }));
+            match m.role {
+                Role::User => !only_results,
+                Role::Assistant | Role::System | Role::Developer => true,
+                _ => false,
+            }
+        })
+        .count()
+}
+
+/// Returns the tokens of every model response: message usage and the
+/// usage of recorded LLM responses (run logs), each entry counted once.
+fn tokens(s: &agentlog_model::Session) -> u64 {
+    s.entries
+        .iter()
+        .filter_map(|e| match &e.kind {
+            agentlog_model::EntryKind::Message(m) => m.usage.as_ref(),
+            agentlog_model::EntryKind::LlmResponse { usage, .. } => usage.as_ref(),
+            _ => None,
+        })
+        .map(agentlog_model::Usage::sum)
+        .sum()
 }
 
 fn truncate(s: &str, max: usize) -> String {
