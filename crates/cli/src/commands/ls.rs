@@ -186,7 +186,7 @@ pub fn list_cached(
     };
     let mut listing = Listing::default();
     for info in index.sessions(&params)? {
-        if !formats.iter().any(|f| *f == info.format) {
+        if !formats.contains(&info.format) {
             continue;
         }
         let Some(format) = registry::by_name(&info.format) else {
