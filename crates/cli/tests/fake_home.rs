@@ -433,6 +433,20 @@ fn show_resolves_id_prefixes_for_every_agent() {
 }
 
 #[test]
+fn ids_only_inside_the_file_are_found_too() {
+    let home = Home::new();
+    // A chat directory whose name is not the session id recorded inside.
+    let from = home.path().join(&places()[4].dest);
+    let to = from.parent().unwrap().with_file_name("renamed-chat");
+    std::fs::rename(from.parent().unwrap(), &to).unwrap();
+    let out = home.run(&["show", "--json", "a1b2c3d4-e5f6"]);
+    assert!(out.ok, "{}", out.stderr);
+    let shown: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(shown["meta"]["id"], CURSOR_STORE_ID);
+    assert_eq!(shown["meta"]["title"], "Test Session");
+}
+
+#[test]
 fn an_ambiguous_prefix_lists_the_candidates() {
     let home = Home::new();
     let t = ".cursor/projects/p/agent-transcripts";
