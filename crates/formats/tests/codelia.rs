@@ -318,3 +318,25 @@ fn discovers_run_logs_in_both_layouts() {
     );
     assert_eq!(FORMAT.discover(&env), [xdg.join("r2.jsonl")]);
 }
+
+#[test]
+fn survives_a_trip_through_the_unified_model_json() {
+    for name in [
+        "session-store-spec-example.jsonl",
+        "session-state-spec-example.json",
+    ] {
+        let path = fixture(name);
+        let r = FORMAT.read_path(&path).unwrap();
+        let mut model_json = Vec::new();
+        agentlog_formats::json::FORMAT
+            .write(&r.session, &mut model_json)
+            .unwrap();
+        let back = agentlog_formats::json::FORMAT
+            .read_bytes(Path::new("s.json"), &model_json)
+            .unwrap();
+        assert_eq!(back.session, r.session, "{name}");
+        let (a, _) = write(&back.session);
+        let (b, _) = write(&r.session);
+        assert_eq!(a, b, "{name}");
+    }
+}

@@ -205,3 +205,45 @@ fn discovers_session_files() {
         [dir.join("a.json")]
     );
 }
+
+#[test]
+fn survives_a_trip_through_the_unified_model_json() {
+    let r = FORMAT.read_path(&fixture()).unwrap();
+    let mut model_json = Vec::new();
+    agentlog_formats::json::FORMAT
+        .write(&r.session, &mut model_json)
+        .unwrap();
+    let back = agentlog_formats::json::FORMAT
+        .read_bytes(Path::new("s.json"), &model_json)
+        .unwrap();
+    assert_eq!(back.session, r.session);
+    let original: Value = serde_json::from_slice(&std::fs::read(fixture()).unwrap()).unwrap();
+    assert_eq!(write(&back.session).0, original);
+}
+
+#[test]
+fn a_codelia_run_converts_to_jido_with_a_report() {
+    let p = Path::new(FIXTURES).join("seeds/codelia/session-store-spec-example.jsonl");
+    let run = agentlog_formats::codelia::FORMAT.read_path(&p).unwrap();
+    let (out, fid) = write(&run.session);
+    let whats: Vec<&str> = fid.losses.iter().map(|l| l.what.as_str()).collect();
+    for w in [
+        "llm_request entries",
+        "tool_output entries",
+        "run_end entries (only the final answer kept, as an assistant message)",
+    ] {
+        assert!(whats.contains(&w), "{w} missing from {whats:?}");
+    }
+    assert!(!whats.contains(&"native fields of messages"), "{whats:?}");
+    let conv = out["conversation"].as_array().unwrap();
+    assert_eq!(conv.len(), 2);
+    assert_eq!(conv[0]["role"], "user");
+    assert_eq!(conv[0]["content"], "list files");
+    assert_eq!(conv[0]["timestamp"], "2026-02-03T12:00:00.456Z");
+    assert_eq!(
+        conv[1]["content"],
+        "Here are the files: AGENTS.md, RULES.md, packages."
+    );
+    assert_eq!(out["id"], "8f1d7b7a-7e8f-4e0f-9a7c-1c5d0e6b2b7a");
+    assert_eq!(out["config"]["model"], "gpt-4.1-mini");
+}

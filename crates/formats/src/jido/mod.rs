@@ -456,7 +456,7 @@ fn encode_conversation(session: &Session, native: bool, fid: &mut Fidelity) -> V
         session.entries.iter().collect()
     } else {
         let branch = session.active_branch();
-        let off = session.entries.len() - branch.len();
+        let off = session.entries.len().saturating_sub(branch.len());
         for _ in 0..off {
             fid.lost("entries off the active branch", None);
         }
@@ -474,10 +474,45 @@ fn encode_conversation(session: &Session, native: bool, fid: &mut Fidelity) -> V
                 record_type: Some(t),
                 raw,
             } if native && t == "message" => out.push(raw.clone()),
+            // A run's input and final answer are its user and assistant
+            // turns (codelia run logs hold no messages otherwise).
+            EntryKind::RunStart { input, .. }
+                if !native && input.get("text").is_some_and(Value::is_string) =>
+            {
+                fid.lost(
+                    "run_start entries (only the input text kept, as a user message)",
+                    Some(&e.id),
+                );
+                let text = input
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let m = Message::text(Role::User, text);
+                out.extend(encode_message(&turn_of(e), &m, native, fid));
+            }
+            EntryKind::RunEnd {
+                final_text: Some(text),
+                ..
+            } if !native => {
+                fid.lost(
+                    "run_end entries (only the final answer kept, as an assistant message)",
+                    Some(&e.id),
+                );
+                let m = Message::text(Role::Assistant, text.clone());
+                out.extend(encode_message(&turn_of(e), &m, native, fid));
+            }
             other => fid.lost(format!("{} entries", other.name()), Some(&e.id)),
         }
     }
     out
+}
+
+/// Returns an entry with only the id and time of `e`, for a message made
+/// from a run record.
+fn turn_of(e: &Entry) -> Entry {
+    let mut t = Entry::new(e.id.clone(), None, EntryKind::Resume);
+    t.timestamp = e.timestamp.clone();
+    t
 }
 
 fn encode_message(e: &Entry, m: &Message, native: bool, fid: &mut Fidelity) -> Option<Value> {
