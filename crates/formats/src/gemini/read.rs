@@ -94,7 +94,7 @@ fn apply_meta(meta: &mut SessionMeta, fields: &Map<String, Value>) {
     }
 }
 
-fn first_model(session: &Session) -> Option<String> {
+fn last_model(session: &Session) -> Option<String> {
     session
         .entries
         .iter()
@@ -159,7 +159,7 @@ fn read_json(path: &Path, mut obj: Map<String, Value>) -> Result<Read, FormatErr
         parent = Some(id);
     }
     if session.meta.model.model.is_none() {
-        session.meta.model.model = first_model(&session);
+        session.meta.model.model = last_model(&session);
     }
     Ok(Read {
         session,
@@ -432,7 +432,7 @@ fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         .last()
         .cloned()
         .or_else(|| session.entries.last().map(|e| e.id.clone()));
-    session.meta.model.model = first_model(&session);
+    session.meta.model.model = last_model(&session);
     Ok(Read {
         session,
         diagnostics: diags,
