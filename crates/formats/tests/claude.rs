@@ -579,3 +579,89 @@ fn content_blocks_thinking_images_and_unknown_kinds() {
         assert!(events.contains(t), "{t}");
     }
 }
+
+/// Returns copies of `v` with one key removed, set to null, or turned into
+/// a number, at the top level and inside `message` and its first block.
+fn mutations(v: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    let Some(o) = v.as_object() else {
+        return out;
+    };
+    let paths: Vec<Vec<String>> = o
+        .keys()
+        .map(|k| vec![k.clone()])
+        .chain(
+            v.get("message")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flat_map(|m| m.keys().map(|k| vec!["message".to_string(), k.clone()])),
+        )
+        .chain(
+            v.pointer("/message/content/0")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flat_map(|b| {
+                    b.keys()
+                        .map(|k| vec!["message".into(), "content".into(), "0".into(), k.clone()])
+                }),
+        )
+        .collect();
+    for path in paths {
+        for op in 0..3 {
+            let mut m = v.clone();
+            let mut cur = &mut m;
+            for p in &path[..path.len() - 1] {
+                cur = match cur {
+                    Value::Array(a) => &mut a[p.parse::<usize>().unwrap()],
+                    other => other.get_mut(p.as_str()).unwrap(),
+                };
+            }
+            let obj = cur.as_object_mut().unwrap();
+            let key = path.last().unwrap();
+            match op {
+                0 => {
+                    obj.remove(key);
+                }
+                1 => {
+                    obj.insert(key.clone(), Value::Null);
+                }
+                _ => {
+                    obj.insert(key.clone(), Value::from(7));
+                }
+            }
+            out.push(m);
+        }
+    }
+    out
+}
+
+#[test]
+fn mutated_records_still_round_trip() {
+    for file in [
+        "as-stage0-small.jsonl",
+        "ccl-dag_compact_after_rewind.jsonl",
+        "ccv-sample-project/agent-test-hash-123.jsonl",
+        "sw-sample_session.jsonl",
+    ] {
+        let lines = values(&std::fs::read(fixture(file)).unwrap());
+        for (i, line) in lines.iter().enumerate() {
+            // The mutated line with its neighbours (merges, duplicates and
+            // parents reach across lines).
+            let from = i.saturating_sub(3);
+            let to = (i + 3).min(lines.len());
+            for m in mutations(line) {
+                let mut window = lines[from..to].to_vec();
+                window[i - from] = m;
+                let text: String = window.iter().map(|l| format!("{l}\n")).collect();
+                let r = FORMAT
+                    .read_bytes(Path::new("m.jsonl"), text.as_bytes())
+                    .unwrap();
+                let got = values(&write(&r.session));
+                assert_eq!(got.len(), window.len(), "{file} line {}", i + 1);
+                for (g, w) in got.iter().zip(&window) {
+                    assert_eq!(g, w, "{file} line {}", i + 1);
+                }
+            }
+        }
+    }
+}

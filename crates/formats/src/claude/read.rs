@@ -744,8 +744,8 @@ impl Reader<'_> {
     /// the writer rebuilds from the model.
     fn record_lines(&mut self) {
         for (e, lines) in self.entries.iter_mut().zip(std::mem::take(&mut self.lines)) {
-            if let EntryKind::Unknown { .. } = e.kind {
-                continue;
+            if matches!(e.kind, EntryKind::Unknown { .. }) && lines.len() == 1 {
+                continue; // kept verbatim
             }
             let base = wire::entry_to_native(e);
             if lines.len() == 1 && lines[0].blocks.is_none() {
