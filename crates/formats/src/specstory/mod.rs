@@ -41,7 +41,7 @@
 //! ```
 
 mod convert;
-mod locate;
+pub(crate) mod locate;
 mod parse;
 mod render;
 mod tools;
