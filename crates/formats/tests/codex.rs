@@ -267,6 +267,34 @@ fn state_lines_and_environment_cwd_of_the_bare_era() {
 }
 
 #[test]
+fn typescript_era_document() {
+    let doc = json!({
+        "session": {"timestamp": "2025-04-20T10:00:00.000Z", "id": "3f1c2a4e-0000-4000-8000-00000000abcd", "instructions": ""},
+        "items": [
+            user_item("<environment_context>\n  <cwd>/home/me/ts</cwd>\n</environment_context>"),
+            user_item("explain main.rs"),
+            {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Reading the file"}]},
+            {"type": "function_call", "id": "fc_1", "name": "shell", "arguments": "{\"command\":[\"cat\",\"main.rs\"]}", "call_id": "call_1"},
+            {"type": "function_call_output", "call_id": "call_1", "output": "{\"output\":\"fn main() {}\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.0}}"},
+            assistant_item("It does nothing."),
+        ],
+    });
+    let bytes = serde_json::to_vec_pretty(&doc).unwrap();
+    let r = codex()
+        .read_bytes(Path::new("rollout-2025-04-20-3f1c2a4e.json"), &bytes)
+        .unwrap();
+    let s = &r.session;
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    assert_eq!(s.meta.id, "3f1c2a4e-0000-4000-8000-00000000abcd");
+    assert_eq!(s.meta.cwd.as_deref(), Some("/home/me/ts"));
+    assert_eq!(prompts(s), ["explain main.rs"]);
+    assert_eq!(pairing(s), (1, 1));
+    let out = write(s);
+    let back: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(back, doc);
+}
+
+#[test]
 fn usage_only_rollouts_report_their_tokens() {
     let r = read_fixture("ccusage-session-alpha.jsonl");
     let d = r

@@ -4,9 +4,10 @@
 //!
 //! Every line becomes one entry (id `L<line>`), so writing a session read
 //! from Codex back in this format gives the same JSON values line by line.
-//! Both eras are read: the bare era (a meta line without `type`, bare
-//! Responses-API items, `{"record_type":"state"}` lines kept as events) and
-//! the `{timestamp, type, payload}` envelope.
+//! Every era is read: the bare era (a meta line without `type`, bare
+//! Responses-API items, `{"record_type":"state"}` lines kept as events), the
+//! `{timestamp, type, payload}` envelope, and the TypeScript-era single
+//! document `{"session": {…}, "items": […]}` (written back as one document).
 //!
 //! - `response_item` messages, reasoning, `function_call`,
 //!   `custom_tool_call`, `local_shell_call`, `web_search_call` and the two
@@ -77,6 +78,8 @@ use std::path::{Path, PathBuf};
 const FORMAT_NAME: &str = "codex";
 /// `SessionMeta::format_version` of bare-era rollouts (no envelope).
 const BARE: &str = "bare";
+/// `SessionMeta::format_version` of TypeScript-era single-document files.
+const DOCUMENT: &str = "document";
 
 /// The codex format.
 pub struct CodexFormat;
@@ -107,9 +110,9 @@ pub fn codex_home(env: &DiscoverEnv) -> PathBuf {
 }
 
 fn is_rollout(p: &Path) -> bool {
-    p.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with("rollout-") && (n.ends_with(".jsonl")))
+    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        n.starts_with("rollout-") && (n.ends_with(".jsonl") || n.ends_with(".json"))
+    })
 }
 
 /// Quotes `s` for a POSIX shell when it needs quoting.

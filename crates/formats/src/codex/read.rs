@@ -2,7 +2,7 @@
 
 use super::items::{event_to_message, item_to_message, message_items, ENVELOPE};
 use super::usage::UsageTracker;
-use super::{BARE, FORMAT_NAME};
+use super::{BARE, DOCUMENT, FORMAT_NAME};
 use crate::{jsonl, Diagnostic, FormatError, Read};
 use agentlog_model::{
     Agent, BlockKind, Entry, EntryKind, Extra, Message, Role, Session, SessionMeta, Timestamp,
@@ -103,7 +103,72 @@ fn uuid_v7_millis(id: &str) -> Option<i64> {
     Some(ms)
 }
 
+/// Reads the TypeScript-era single document `{"session": {...}, "items":
+/// [...]}` (spring 2025): the session object and each item become entries,
+/// the other top-level fields stay in `meta.extra`.
+fn read_document(path: &Path, mut doc: Map<String, Value>) -> Read {
+    let mut meta = SessionMeta::new(file_id(path), Agent::Codex);
+    meta.format = Some(FORMAT_NAME.into());
+    meta.format_version = Some(Value::String(DOCUMENT.into()));
+    let session_obj = doc.remove("session").unwrap_or(Value::Null);
+    let items = match doc.remove("items") {
+        Some(Value::Array(items)) => items,
+        _ => Vec::new(),
+    };
+    let top = doc;
+    let mut r = Reader {
+        path,
+        bare: true,
+        session: Session::new(meta),
+        diags: Vec::new(),
+        parent: None,
+        own_meta: None,
+        gate: ForkGate::default(),
+        model: None,
+        usage: UsageTracker::default(),
+        pending_texts: HashMap::new(),
+        call_names: HashMap::new(),
+        turn_starts: Vec::new(),
+    };
+    let mut recs = vec![Rec {
+        line: 1,
+        env: "session_meta".into(),
+        timestamp: None,
+        payload: session_obj,
+        extra: Extra::new(),
+    }];
+    for (i, item) in items.into_iter().enumerate() {
+        recs.push(Rec {
+            line: i as u64 + 2,
+            env: "response_item".into(),
+            timestamp: None,
+            payload: item,
+            extra: Extra::new(),
+        });
+    }
+    r.count_response_texts(&recs);
+    for rec in recs {
+        r.record(rec);
+    }
+    r.finish();
+    r.session.meta.extra = top;
+    Read {
+        session: r.session,
+        diagnostics: r.diags,
+    }
+}
+
 pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
+    let first = bytes.iter().position(|b| !b.is_ascii_whitespace());
+    if first.is_some_and(|i| bytes[i] == b'{') {
+        if let Ok(Value::Object(doc)) = serde_json::from_slice::<Value>(bytes) {
+            if doc.get("items").is_some_and(Value::is_array)
+                && doc.get("session").is_some_and(Value::is_object)
+            {
+                return Ok(read_document(path, doc));
+            }
+        }
+    }
     let mut diags = Vec::new();
     let values = jsonl::parse_values(path, bytes, &mut diags);
     if values.is_empty() && !diags.is_empty() && diags.iter().all(|d| d.code != "torn-tail") {

@@ -2,7 +2,7 @@
 
 use super::items::{message_items, ENVELOPE};
 use super::usage::usage_value;
-use super::{rollout_id, BARE, FORMAT_NAME};
+use super::{rollout_id, BARE, DOCUMENT, FORMAT_NAME};
 use crate::{Fidelity, FormatError};
 use agentlog_model::{
     BlockKind, Entry, EntryKind, Extra, Message, Role, Session, Timestamp, Usage,
@@ -12,6 +12,18 @@ use std::io::Write;
 
 pub(super) fn write(session: &Session, out: &mut dyn Write) -> Result<Fidelity, FormatError> {
     let mut fidelity = Fidelity::new(FORMAT_NAME);
+    let native = session.meta.format.as_deref() == Some(FORMAT_NAME);
+    if native && session.meta.format_version.as_ref().and_then(Value::as_str) == Some(DOCUMENT) {
+        let mut lines = native_lines(session, &mut fidelity).into_iter();
+        let mut doc = session.meta.extra.clone();
+        doc.insert("session".into(), lines.next().unwrap_or(Value::Null));
+        doc.insert("items".into(), Value::Array(lines.collect()));
+        serde_json::to_writer_pretty(&mut *out, &Value::Object(doc))
+            .map_err(|e| FormatError::write("codex session", std::io::Error::other(e)))?;
+        out.write_all(b"\n")
+            .map_err(|e| FormatError::write("codex session", e))?;
+        return Ok(fidelity);
+    }
     let lines = if session.meta.format.as_deref() == Some(FORMAT_NAME) {
         native_lines(session, &mut fidelity)
     } else {
@@ -47,7 +59,8 @@ fn envelope(bare: bool, env: &str, payload: Value, ts: Option<&Timestamp>, extra
 
 /// Writes a session read from Codex back line for line.
 fn native_lines(session: &Session, fidelity: &mut Fidelity) -> Vec<Value> {
-    let bare = session.meta.format_version.as_ref().and_then(Value::as_str) == Some(BARE);
+    let version = session.meta.format_version.as_ref().and_then(Value::as_str);
+    let bare = version == Some(BARE) || version == Some(DOCUMENT);
     let mut foreign = Foreign::new(session);
     let mut out = Vec::with_capacity(session.entries.len());
     for e in &session.entries {
