@@ -17,7 +17,9 @@
 //!
 //! A jido file holds plain text turns only. Writing another format's
 //! session reports what it cannot hold: thinking, tool calls and results,
-//! images, non-message entries, branches other than the active one.
+//! images, non-message entries, branches other than the active one. A
+//! run's `run.start` text and `run.end` final answer (a codelia run log)
+//! become a user and an assistant message.
 //!
 //! Differences from the real system (agentjido/jido_code): it writes keys
 //! in alphabetical order and adds an HMAC `signature` over the pretty JSON,

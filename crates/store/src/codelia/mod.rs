@@ -12,7 +12,7 @@
 //!   that break the ordering rules, writing nothing for them.
 //! - [`SessionStateStore`] saves, loads and lists snapshots, each replaced
 //!   atomically.
-//! - [`replay`] rebuilds the prompt of one invocation from its
+//! - [`replay()`] rebuilds the prompt of one invocation from its
 //!   `llm.request` snapshot.
 //!
 //! Differences from the real system: codelia appends without fsync or a
