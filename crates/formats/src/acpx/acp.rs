@@ -245,11 +245,11 @@ fn upsert_tool(record: &mut SessionRecord, id: &str, update: &Value, is_new: boo
         .position(|c| matches!(c, Content::ToolUse(t) if t.id == id));
     let tool = match pos {
         Some(p) => match &mut a.content[p] {
-            Content::ToolUse(t) => t,
+            Content::ToolUse(t) => t.as_mut(),
             _ => return,
         },
         None => {
-            a.content.push(Content::ToolUse(ToolUse {
+            a.content.push(Content::ToolUse(Box::new(ToolUse {
                 id: id.to_string(),
                 name: "tool_call".into(),
                 raw_input: Opt::Set(Value::String("{}".into())),
@@ -257,9 +257,9 @@ fn upsert_tool(record: &mut SessionRecord, id: &str, update: &Value, is_new: boo
                 is_input_complete: Opt::Set(Value::Bool(false)),
                 thought_signature: Opt::Null,
                 extra: Default::default(),
-            }));
+            })));
             match a.content.last_mut() {
-                Some(Content::ToolUse(t)) => t,
+                Some(Content::ToolUse(t)) => t.as_mut(),
                 _ => return,
             }
         }

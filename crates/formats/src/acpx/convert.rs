@@ -549,7 +549,7 @@ fn content_from(b: &Block, fid: &mut Fidelity, entry: &str, native: bool) -> Opt
             if !(t.input.is_absent() && input.is_null()) {
                 t.input = Opt::Set(input.clone());
             }
-            Some(Content::ToolUse(t))
+            Some(Content::ToolUse(Box::new(t)))
         }
         BlockKind::Other { value } if native => Some(Content::Other(value.clone())),
         BlockKind::Image { .. } => {

@@ -291,7 +291,7 @@ pub enum Content {
         extra: Extra,
     },
     /// `{"ToolUse": {…}}`.
-    ToolUse(ToolUse),
+    ToolUse(Box<ToolUse>),
     /// Any other item (`Mention`, `Image`, `RedactedThinking`, …), verbatim.
     Other(Value),
 }
@@ -466,7 +466,7 @@ impl Content {
             }
             Some(("ToolUse", body @ Value::Object(_))) => {
                 match serde_json::from_value::<ToolUse>(body.clone()) {
-                    Ok(t) => Content::ToolUse(t),
+                    Ok(t) => Content::ToolUse(Box::new(t)),
                     Err(_) => Content::Other(v),
                 }
             }
