@@ -60,7 +60,10 @@ fn transcript_prompts_lose_their_wrapper_and_keep_tools() {
     assert_eq!(msgs.len(), 6);
     assert_eq!(s.first_prompt().as_deref(), Some("run ls command"));
     assert_eq!(msgs[3].text_content(), "now show me the git status");
-    assert_eq!(msgs[3].content[0].extra["wrapper"], json!("user_query"));
+    assert_eq!(
+        msgs[3].content[0].extra["wrapper"]["kind"],
+        json!("user_query")
+    );
     let calls: Vec<&str> = msgs
         .iter()
         .flat_map(|m| m.tool_calls())

@@ -156,9 +156,9 @@ const QUERY_CLOSE: &str = "</user_query>";
 /// context as injected.
 ///
 /// The prompt the user typed arrives as `<user_query>…</user_query>`: the
-/// block keeps only what is inside (and notes `wrapper: user_query`);
-/// context around it (`<context>`, attachments) is kept in the block's
-/// `extra.context`. A user message made only of `<user_info>` (OS, shell,
+/// block keeps only what is inside; the exact text around it (the tags,
+/// `<context>`, attachments) is kept in the block's `extra.wrapper`
+/// (`kind`, `before`, `after`) so the line can be written back as it was. A user message made only of `<user_info>` (OS, shell,
 /// workspace) or other tag-wrapped context is injected context, not a turn.
 pub(super) fn classify_user(msg: &mut Message) {
     if msg.role != Role::User {
@@ -176,20 +176,16 @@ pub(super) fn classify_user(msg: &mut Message) {
         let Some(len) = text[inner_start..].find(QUERY_CLOSE) else {
             continue;
         };
-        let inner = text[inner_start..inner_start + len].trim().to_string();
-        let before = text[..start].trim();
-        let after = text[inner_start + len + QUERY_CLOSE.len()..].trim();
-        let outside = match (before.is_empty(), after.is_empty()) {
-            (true, true) => String::new(),
-            (false, true) => before.to_string(),
-            (true, false) => after.to_string(),
-            (false, false) => format!("{before}\n{after}"),
-        };
-        b.extra
-            .insert("wrapper".into(), Value::String("user_query".into()));
-        if !outside.is_empty() {
-            b.extra.insert("context".into(), Value::String(outside));
-        }
+        let raw = &text[inner_start..inner_start + len];
+        let lead = raw.len() - raw.trim_start().len();
+        let inner = raw.trim().to_string();
+        let before = text[..inner_start + lead].to_string();
+        let after = text[inner_start + lead + inner.len()..].to_string();
+        let mut w = Extra::new();
+        w.insert("kind".into(), Value::String("user_query".into()));
+        w.insert("before".into(), Value::String(before));
+        w.insert("after".into(), Value::String(after));
+        b.extra.insert("wrapper".into(), Value::Object(w));
         *text = inner;
         had_query = true;
     }
@@ -249,9 +245,11 @@ mod tests {
         );
         classify_user(&mut m);
         assert_eq!(m.text_content(), "fix it");
+        let w = &m.content[0].extra["wrapper"];
+        assert_eq!(w["before"], json!("<user_query>\n"));
         assert_eq!(
-            m.content[0].extra["context"],
-            json!("<context>a.rs</context>")
+            w["after"],
+            json!("\n</user_query>\n<context>a.rs</context>")
         );
         assert!(m.injected.is_none());
         let mut info = Message::text(Role::User, "<user_info>\nOS: linux\n</user_info>");
