@@ -340,3 +340,93 @@ fn survives_a_trip_through_the_unified_model_json() {
         assert_eq!(a, b, "{name}");
     }
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn leaf() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            (-1.0e6f64..1.0e6).prop_map(Value::from),
+            "[a-z\\n\"\\\\]{0,6}".prop_map(Value::from),
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        leaf().prop_recursive(2, 12, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::from),
+                prop::collection::btree_map("[a-z_]{1,6}", inner, 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    const TYPES: [&str; 12] = [
+        "run.start",
+        "run.context",
+        "agent.event",
+        "tool.output",
+        "llm.request",
+        "llm.response",
+        "run.status",
+        "run.error",
+        "run.end",
+        "x.acme.thing",
+        "something.new",
+        "header",
+    ];
+    const KEYS: [&str; 16] = [
+        "run_id",
+        "ts",
+        "seq",
+        "input",
+        "event",
+        "tool",
+        "tool_call_id",
+        "result_raw",
+        "is_error",
+        "output",
+        "status",
+        "message",
+        "error",
+        "outcome",
+        "final",
+        "context_left_percent",
+    ];
+
+    fn record() -> impl Strategy<Value = Value> {
+        (
+            0..TYPES.len(),
+            prop::collection::vec((0..KEYS.len(), value()), 0..8),
+            "[a-z]{1,4}",
+            value(),
+        )
+            .prop_map(|(t, fields, extra_key, extra_val)| {
+                let mut m = serde_json::Map::new();
+                m.insert("type".into(), Value::from(TYPES[t]));
+                for (k, v) in fields {
+                    m.insert(KEYS[k].into(), v);
+                }
+                m.insert(format!("x_{extra_key}"), extra_val);
+                Value::Object(m)
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn any_records_read_and_write_back_unchanged(recs in prop::collection::vec(record(), 0..12)) {
+            let mut text = String::from("{\"type\":\"header\",\"schema_version\":1,\"run_id\":\"r\",\"started_at\":\"2026-01-01T00:00:00Z\"}\n");
+            for r in &recs {
+                text.push_str(&serde_json::to_string(r).unwrap());
+                text.push('\n');
+            }
+            let read = FORMAT.read_bytes(Path::new("r.jsonl"), text.as_bytes()).unwrap();
+            let (out, _) = write(&read.session);
+            prop_assert_eq!(lines_of(&out), lines_of(text.as_bytes()));
+        }
+    }
+}
