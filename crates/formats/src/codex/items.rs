@@ -61,6 +61,8 @@ fn default_text_type(role: &Role) -> &'static str {
 /// Returns the model message for a `response_item` payload, or `None` when
 /// the item is not conversation (ghost snapshots, tool search, …).
 pub(super) fn item_to_message(payload: &Map<String, Value>) -> Option<Message> {
+    // The payload `id` stays in the extras: `Message::id` would collide with
+    // the entry id when the model is serialized.
     let mut rest = payload.clone();
     let kind = match payload.get("type") {
         Some(Value::String(k)) => k.as_str(),
@@ -72,7 +74,6 @@ pub(super) fn item_to_message(payload: &Map<String, Value>) -> Option<Message> {
         }
         _ => return None,
     };
-    let id = take_string(&mut rest, "id");
     let mut msg = match kind {
         "message" => {
             let role = Role::parse(payload.get("role")?.as_str()?);
@@ -163,7 +164,6 @@ pub(super) fn item_to_message(payload: &Map<String, Value>) -> Option<Message> {
         }
         _ => return None,
     };
-    msg.id = id;
     msg.extra = rest;
     Some(msg)
 }
@@ -348,8 +348,8 @@ fn start(kind: &str, msg: &Message, native: bool) -> Map<String, Value> {
     let mut obj = Map::new();
     obj.insert("type".into(), kind.into());
     if native {
-        if let Some(id) = &msg.id {
-            obj.insert("id".into(), id.clone().into());
+        if let Some(id) = msg.extra.get("id") {
+            obj.insert("id".into(), id.clone());
         }
     }
     obj

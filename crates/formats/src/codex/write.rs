@@ -73,6 +73,7 @@ fn native_lines(session: &Session, fidelity: &mut Fidelity) -> Vec<Value> {
             }
             EntryKind::Unknown { raw, .. } => out.push(raw.clone()),
             EntryKind::Message(m) => {
+                let m = &with_entry_extra(m, &e.extra);
                 let extra = match m.extra.get(ENVELOPE) {
                     Some(Value::Object(o)) => o.clone(),
                     _ => Extra::new(),
@@ -304,4 +305,19 @@ fn message_text(payload: &Value) -> String {
         .filter_map(|i| i.get("text").and_then(Value::as_str))
         .collect();
     parts.join("\n\n")
+}
+
+/// Returns the message with the entry's extras among its own. Codex message
+/// entries keep nothing in `Entry::extra`, but a trip through the unified
+/// JSON format moves the message's extras there (both serialize as
+/// `extra`).
+fn with_entry_extra<'m>(m: &'m Message, extra: &Extra) -> std::borrow::Cow<'m, Message> {
+    if extra.is_empty() {
+        return std::borrow::Cow::Borrowed(m);
+    }
+    let mut m = m.clone();
+    for (k, v) in extra {
+        m.extra.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    std::borrow::Cow::Owned(m)
 }

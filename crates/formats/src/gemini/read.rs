@@ -1,6 +1,6 @@
 //! Reading Gemini CLI chats (`.json` objects and `.jsonl` event logs).
 
-use super::record::{message_record, record_message, CHECKPOINT};
+use super::record::{message_record, record_id, record_message, CHECKPOINT};
 use super::{FORMAT_NAME, JSON, JSONL, NO_MESSAGES};
 use crate::{jsonl, Diagnostic, FormatError, Read};
 use agentlog_model::{Agent, Entry, EntryKind, Extra, Session, SessionMeta, Timestamp};
@@ -240,7 +240,7 @@ impl Log {
         };
         for idx in self.seq.drain(cut..) {
             if let Some(m) = self.entries[idx].message() {
-                if let Some(id) = &m.id {
+                if let Some(id) = record_id(m) {
                     if self.current.get(id) == Some(&idx) {
                         self.current.remove(id);
                     }
@@ -253,7 +253,7 @@ impl Log {
     }
 
     fn same_id(&self, idx: usize, id: &str) -> bool {
-        self.entries[idx].message().and_then(|m| m.id.as_deref()) == Some(id)
+        self.entries[idx].message().and_then(record_id) == Some(id)
     }
 
     fn clear(&mut self) {
@@ -319,7 +319,7 @@ fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         } else if obj.get("id").is_some_and(Value::is_string) {
             match native_message(&value) {
                 Some((mut m, ts)) => {
-                    let msg_id = m.id.clone().unwrap_or_default();
+                    let msg_id = record_id(&m).unwrap_or_default().to_string();
                     if !log.seen_ids.insert(msg_id.clone()) && !log.current.contains_key(&msg_id) {
                         // An id seen before and rewound or cleared away:
                         // counted already.
@@ -355,7 +355,7 @@ fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
                         let Some((mut m, ts)) = rec.as_object().and_then(record_message) else {
                             continue;
                         };
-                        let msg_id = m.id.clone().unwrap_or_default();
+                        let msg_id = record_id(&m).unwrap_or_default().to_string();
                         if !log.seen_ids.insert(msg_id.clone()) {
                             m.usage = None;
                         }

@@ -70,13 +70,21 @@ fn role_of(kind: &str) -> Role {
     }
 }
 
+/// Returns the record id of a message read from Gemini.
+pub(super) fn record_id(m: &Message) -> Option<&str> {
+    m.extra.get("id").and_then(Value::as_str)
+}
+
 /// Returns the message and timestamp of a record (an object with a string
 /// `id`), or `None` when it is not one.
 pub(super) fn record_message(rec: &Map<String, Value>) -> Option<(Message, Option<Timestamp>)> {
+    // The record `id` stays in the extras (read it with [`record_id`]):
+    // `Message::id` would collide with the entry id when the model is
+    // serialized.
     let mut rest = rec.clone();
-    let Some(Value::String(id)) = rest.remove("id") else {
+    if !rest.get("id").is_some_and(Value::is_string) {
         return None;
-    };
+    }
     let role = match rest.get("type") {
         Some(Value::String(k)) => role_of(k),
         _ => Role::Custom("unknown".into()),
@@ -90,7 +98,6 @@ pub(super) fn record_message(rec: &Map<String, Value>) -> Option<(Message, Optio
         rest.remove("timestamp");
     }
     let mut m = Message::new(role.clone());
-    m.id = Some(id);
     if let Some(Value::Array(thoughts)) = rest.get("thoughts").cloned() {
         if !thoughts.is_empty() {
             for t in thoughts {
@@ -269,8 +276,8 @@ fn value_text(v: &Value) -> String {
 /// `tokens` and tool results).
 pub(super) fn message_record(m: &Message, ts: Option<&Timestamp>, native: bool) -> Value {
     let mut o = Map::new();
-    if let Some(id) = &m.id {
-        o.insert("id".into(), id.clone().into());
+    if let Some(id) = m.extra.get("id").filter(|_| native) {
+        o.insert("id".into(), id.clone());
     }
     if let Some(t) = ts {
         o.insert(

@@ -46,7 +46,11 @@ fn json_document(session: &Session) -> Value {
         .entries
         .iter()
         .filter_map(|e| match &e.kind {
-            EntryKind::Message(m) => Some(message_record(m, e.timestamp.as_ref(), true)),
+            EntryKind::Message(m) => Some(message_record(
+                &with_entry_extra(m, &e.extra),
+                e.timestamp.as_ref(),
+                true,
+            )),
             EntryKind::Unknown { raw, .. } => Some(raw.clone()),
             _ => None,
         })
@@ -62,8 +66,11 @@ fn native_lines(session: &Session) -> Vec<Value> {
         .filter_map(|e| match &e.kind {
             EntryKind::Event { payload, .. } => Some(payload.clone()),
             EntryKind::Unknown { raw, .. } => Some(raw.clone()),
-            EntryKind::Message(m) if m.extra.contains_key(CHECKPOINT) => None,
-            EntryKind::Message(m) => Some(message_record(m, e.timestamp.as_ref(), true)),
+            EntryKind::Message(m) => {
+                let m = with_entry_extra(m, &e.extra);
+                (!m.extra.contains_key(CHECKPOINT))
+                    .then(|| message_record(&m, e.timestamp.as_ref(), true))
+            }
             _ => None,
         })
         .collect()
@@ -386,4 +393,22 @@ fn foreign_lines(session: &Session, fidelity: &mut Fidelity) -> Vec<Value> {
     }
     lines.extend(b.records.into_iter().map(Value::Object));
     lines
+}
+
+/// Returns the message with the entry's extras among its own. Gemini message
+/// entries keep nothing in `Entry::extra`, but a trip through the unified
+/// JSON format moves the message's extras there (both serialize as
+/// `extra`).
+fn with_entry_extra<'m>(
+    m: &'m Message,
+    extra: &agentlog_model::Extra,
+) -> std::borrow::Cow<'m, Message> {
+    if extra.is_empty() {
+        return std::borrow::Cow::Borrowed(m);
+    }
+    let mut m = m.clone();
+    for (k, v) in extra {
+        m.extra.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    std::borrow::Cow::Owned(m)
 }
