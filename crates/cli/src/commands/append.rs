@@ -54,6 +54,24 @@ pub enum Sync {
 
 /// Runs `agentlog append`.
 pub fn cmd_append(args: Args) -> anyhow::Result<ExitCode> {
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    append_from(
+        &args,
+        Box::new(std::io::BufReader::new(std::io::stdin())),
+        &mut stdout.lock(),
+        &mut stderr.lock(),
+    )
+}
+
+/// Appends the entries read from `input`, acknowledging ids on `out` and
+/// reporting invalid lines on `err`.
+fn append_from(
+    args: &Args,
+    mut input: Box<dyn BufRead + Send>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<ExitCode> {
     let sync = match args.sync {
         Sync::Every => SyncPolicy::EveryEntry,
         Sync::Grouped => SyncPolicy::Grouped {
@@ -62,37 +80,31 @@ pub fn cmd_append(args: Args) -> anyhow::Result<ExitCode> {
         },
         Sync::None => SyncPolicy::None,
     };
-    let (mut w, rec) = open(&args, sync)?;
+    let (mut w, rec) = open(args, sync, err)?;
     if !rec.is_clean() {
-        eprintln!("agentlog: {}: {rec}", args.file.display());
+        writeln!(err, "agentlog: {}: {rec}", args.file.display())?;
     }
 
     // Standard input is read on its own thread so that, under the grouped
     // policy, a group is synced (and its ids printed) when its time is up
     // even if no further input comes.
     let (tx, rx) = mpsc::sync_channel::<std::io::Result<Vec<u8>>>(1024);
-    std::thread::spawn(move || {
-        let stdin = std::io::stdin();
-        let mut input = stdin.lock();
-        loop {
-            let mut line = Vec::new();
-            match input.read_until(b'\n', &mut line) {
-                Ok(0) => break,
-                Ok(_) => {
-                    if tx.send(Ok(line)).is_err() {
-                        break;
-                    }
-                }
-                Err(e) => {
-                    let _ = tx.send(Err(e));
+    std::thread::spawn(move || loop {
+        let mut line = Vec::new();
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(_) => {
+                if tx.send(Ok(line)).is_err() {
                     break;
                 }
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                break;
             }
         }
     });
 
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
     let mut unacked: Vec<String> = Vec::new();
     let mut number = 0u64;
     let mut invalid = 0u64;
@@ -104,7 +116,7 @@ pub fn cmd_append(args: Args) -> anyhow::Result<ExitCode> {
                     Ok(v) => Some(v),
                     Err(RecvTimeoutError::Timeout) => {
                         w.sync_if_due().context("syncing appended entries")?;
-                        ack(&mut out, &w, &mut unacked)?;
+                        ack(out, &w, &mut unacked)?;
                         continue;
                     }
                     Err(RecvTimeoutError::Disconnected) => None,
@@ -123,7 +135,7 @@ pub fn cmd_append(args: Args) -> anyhow::Result<ExitCode> {
             Ok(id) => id,
             Err(why) => {
                 invalid += 1;
-                eprintln!("agentlog: <stdin>:{number}: {why}; not written");
+                writeln!(err, "agentlog: <stdin>:{number}: {why}; not written")?;
                 continue;
             }
         };
@@ -131,33 +143,39 @@ pub fn cmd_append(args: Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("appending the entry of input line {number}"))?;
         written += 1;
         unacked.push(id);
-        ack(&mut out, &w, &mut unacked)?;
+        ack(out, &w, &mut unacked)?;
     }
     w.sync().context("syncing appended entries")?;
-    ack(&mut out, &w, &mut unacked)?;
+    ack(out, &w, &mut unacked)?;
     w.close().context("closing")?;
     if invalid > 0 {
-        eprintln!(
+        writeln!(
+            err,
             "agentlog: {}: {written} entries appended, {invalid} invalid input lines not written",
             args.file.display()
-        );
+        )?;
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Opens the writer; with `--wait`, says who is waited for.
-fn open(args: &Args, sync: SyncPolicy) -> anyhow::Result<(AppendWriter, agentlog_store::Recovery)> {
+fn open(
+    args: &Args,
+    sync: SyncPolicy,
+    err: &mut dyn Write,
+) -> anyhow::Result<(AppendWriter, agentlog_store::Recovery)> {
     let opts = AppendOptions {
         sync,
         lock: LockMode::Fail,
     };
     match AppendWriter::open(&args.file, opts) {
         Err(StoreError::Locked { holder, .. }) if args.wait => {
-            eprintln!(
+            writeln!(
+                err,
                 "agentlog: {}: waiting for the writer holding it ({holder})",
                 args.file.display()
-            );
+            )?;
             let opts = AppendOptions {
                 sync,
                 lock: LockMode::Wait,
@@ -169,7 +187,7 @@ fn open(args: &Args, sync: SyncPolicy) -> anyhow::Result<(AppendWriter, agentlog
 }
 
 /// Prints the ids of entries that are now durable under the policy.
-fn ack(out: &mut impl Write, w: &AppendWriter, unacked: &mut Vec<String>) -> anyhow::Result<()> {
+fn ack(out: &mut dyn Write, w: &AppendWriter, unacked: &mut Vec<String>) -> anyhow::Result<()> {
     if unacked.is_empty() || (w.pending() > 0 && w.policy() != SyncPolicy::None) {
         return Ok(());
     }
@@ -232,5 +250,75 @@ mod tests {
             .contains("not valid JSON"));
         assert_eq!(trim(b"  {}\r\n"), b"{}");
         assert_eq!(trim(b" \n"), b"");
+    }
+
+    fn args(file: &std::path::Path, sync: Sync) -> Args {
+        Args {
+            file: file.to_path_buf(),
+            sync,
+            group_entries: 2,
+            group_ms: 3_600_000,
+            wait: false,
+        }
+    }
+
+    fn run(a: &Args, input: &'static [u8]) -> (ExitCode, String, String) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = append_from(a, Box::new(input), &mut out, &mut err).unwrap();
+        (
+            code,
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(err).unwrap(),
+        )
+    }
+
+    #[test]
+    fn appends_valid_lines_acknowledges_ids_and_reports_bad_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s/a.jsonl");
+        for sync in [Sync::Every, Sync::Grouped, Sync::None] {
+            let _ = std::fs::remove_file(&p);
+            let input =
+                b"{\"id\":\"a\"}\n\nnot json\n{\"uuid\":\"b\"}\r\n[1]\n{\"x\":1}\n{\"id\":\"c\"}";
+            let (code, out, err) = run(&args(&p, sync), input);
+            assert_eq!(code, ExitCode::FAILURE);
+            assert_eq!(out, "a\nb\n6\nc\n", "{sync:?}");
+            assert!(err.contains("<stdin>:3: not valid JSON"), "{err}");
+            assert!(err.contains("<stdin>:5: not a JSON object"), "{err}");
+            assert_eq!(
+                std::fs::read_to_string(&p).unwrap(),
+                "{\"id\":\"a\"}\n{\"uuid\":\"b\"}\n{\"x\":1}\n{\"id\":\"c\"}\n"
+            );
+        }
+    }
+
+    #[test]
+    fn a_torn_tail_is_cut_first_and_a_held_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.jsonl");
+        std::fs::write(&p, b"{\"id\":\"a\"}\n{\"id\":\"b").unwrap();
+        let (code, out, err) = run(&args(&p, Sync::Every), b"{\"id\":\"c\"}\n");
+        assert_eq!(code, ExitCode::SUCCESS);
+        assert_eq!(out, "c\n");
+        assert!(err.contains("cut a torn last line of 8 bytes"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "{\"id\":\"a\"}\n{\"id\":\"c\"}\n"
+        );
+
+        let (_held, _) = AppendWriter::open(&p, AppendOptions::default()).unwrap();
+        let mut sink = Vec::new();
+        let e = append_from(
+            &args(&p, Sync::Every),
+            Box::new(&b"{}\n"[..]),
+            &mut sink,
+            &mut Vec::new(),
+        )
+        .unwrap_err();
+        assert!(
+            format!("{e:#}").contains("locked by another writer (pid"),
+            "{e:#}"
+        );
+        assert!(sink.is_empty());
     }
 }
