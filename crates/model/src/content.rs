@@ -265,8 +265,13 @@ pub struct Message {
     #[serde(default, skip_serializing_if = "is_false")]
     pub content_is_text: bool,
     /// The native message id (e.g. Anthropic's `msg_…`), when distinct from
-    /// the entry id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// the entry id. Serialized as `message_id`: a message is flattened into
+    /// its entry, whose `id` is the entry id.
+    #[serde(
+        default,
+        rename = "message_id",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub id: Option<String>,
     /// The model that produced the message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -289,8 +294,13 @@ pub struct Message {
     /// For tool-result messages: whether the tool failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
-    /// A message-level timestamp distinct from the entry's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A message-level timestamp distinct from the entry's (serialized as
+    /// `message_timestamp`).
+    #[serde(
+        default,
+        rename = "message_timestamp",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timestamp: Option<Timestamp>,
     /// Set when the message is context injected by the harness rather than a
     /// real turn (`environment_context`, `system-reminder`, `command`,
@@ -300,8 +310,13 @@ pub struct Message {
     /// True for subagent/sidechain traffic kept in the same file.
     #[serde(default, skip_serializing_if = "is_false")]
     pub sidechain: bool,
-    /// Native message fields not covered above.
-    #[serde(default, skip_serializing_if = "is_empty_map")]
+    /// Native message fields not covered above (serialized as
+    /// `message_extra`, apart from the entry's own `extra`).
+    #[serde(
+        default,
+        rename = "message_extra",
+        skip_serializing_if = "is_empty_map"
+    )]
     pub extra: Extra,
 }
 

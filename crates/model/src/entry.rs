@@ -364,6 +364,19 @@ mod tests {
     }
 
     #[test]
+    fn message_fields_do_not_collide_with_entry_fields() {
+        let mut m = Message::text(Role::Assistant, "x");
+        m.id = Some("msg_1".into());
+        m.timestamp = Some(crate::Timestamp::Millis(5));
+        m.extra.insert("api".into(), serde_json::json!("a"));
+        let mut e = Entry::new("e", None, EntryKind::Message(m)).at(crate::Timestamp::Millis(7));
+        e.extra.insert("cwd".into(), serde_json::json!("/x"));
+        let s = serde_json::to_string(&e).unwrap_or_default();
+        let back: Entry = serde_json::from_str(&s).unwrap_or_else(|err| panic!("{err}: {s}"));
+        assert_eq!(back, e);
+    }
+
+    #[test]
     fn unknown_outcomes_are_kept() {
         let o: RunOutcome = serde_json::from_str("\"timeout\"").unwrap_or(RunOutcome::Completed);
         assert_eq!(o, RunOutcome::Other("timeout".into()));
