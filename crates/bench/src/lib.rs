@@ -1,0 +1,53 @@
+//! Deterministic corpora of agent sessions for benchmarks, tests and demos.
+//!
+//! [`gen::generate`] writes realistic sessions for every supported agent
+//! (Claude Code, Codex, Gemini, pi, codelia, jido_code) in their native
+//! formats and layouts under a directory that stands in for a home
+//! directory, so `agentlog` discovers them with `HOME=DIR`.
+//!
+//! ```no_run
+//! let g = agentlog_bench::gen::generate("/tmp/corpus".as_ref(), 5_000_000, 1)?;
+//! println!("{} sessions, {} bytes", g.files.len(), g.bytes);
+//! # Ok::<(), std::io::Error>(())
+//! ```
+#![forbid(unsafe_code)]
+
+pub mod gen;
+pub mod words;
+
+/// Parses a size such as `5MB`, `1GB`, `300kB` or `12345` (bytes; units
+/// are powers of 1000, `KiB`/`MiB`/`GiB` powers of 1024).
+pub fn parse_size(s: &str) -> Option<u64> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "m" | "mb" => 1e6,
+        "g" | "gb" => 1e9,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    (n >= 0.0).then_some((n * mult) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_sizes() {
+        assert_eq!(parse_size("5MB"), Some(5_000_000));
+        assert_eq!(parse_size("1GB"), Some(1_000_000_000));
+        assert_eq!(parse_size("1.5kb"), Some(1500));
+        assert_eq!(parse_size("2MiB"), Some(2 * 1024 * 1024));
+        assert_eq!(parse_size("12"), Some(12));
+        assert_eq!(parse_size("lots"), None);
+    }
+}
