@@ -95,11 +95,17 @@ pub fn schema_violations(value: &Value, which: ValidationSchema) -> Vec<Violatio
     };
     v.iter_errors(value)
         .map(|e| {
-            Violation::new(
-                locate::from_pointer(e.instance_path().as_str()),
-                e.to_string(),
-                "schema",
-            )
+            let mut segs = locate::from_pointer(e.instance_path().as_str());
+            // A missing property is reported at the property, so that it
+            // lines up with the rule that names the same field.
+            if let jsonschema::error::ValidationErrorKind::Required {
+                property: Value::String(p),
+            } = e.kind()
+            {
+                segs.push(Seg::Key(p.clone()));
+                return Violation::new(segs, "is required", "schema");
+            }
+            Violation::new(segs, e.to_string(), "schema")
         })
         .collect()
 }

@@ -1,10 +1,195 @@
+use crate::out;
+use agentlog_formats::specstory::{
+    self, file_name, render_markdown_with, to_json, to_session_data, RenderOptions, SessionData,
+    ValidationSchema,
+};
+use agentlog_formats::Format;
+use anyhow::Context;
+use clap::Subcommand;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// specstory operations.
+/// SpecStory SessionData: render transcripts, validate, convert.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Render a session as SpecStory's markdown transcript.
+    ///
+    /// FILE is SessionData JSON, a SpecStory transcript, or any session
+    /// agentlog reads (converted to SessionData first).
+    Render {
+        /// The session file.
+        file: String,
+        /// Write `<DIR>/.specstory/history/<YYYY-MM-DD_HH-MM-SSZ>-<slug>.md`
+        /// instead of printing.
+        #[arg(long, short = 'o', value_name = "DIR")]
+        output: Option<PathBuf>,
+        /// The format of FILE (default: detected).
+        #[arg(long, value_name = "FORMAT")]
+        from: Option<String>,
+        /// Local times with an offset instead of UTC.
+        #[arg(long)]
+        local: bool,
+        /// Add `<!-- message-id: … -->` under each header.
+        #[arg(long)]
+        message_ids: bool,
+        /// One header per run of same-role messages.
+        #[arg(long)]
+        group: bool,
+    },
+    /// Check SessionData JSON against the JSON Schema and SpecStory's
+    /// validation rules; exits 1 when anything is wrong.
+    Validate {
+        /// The SessionData file.
+        file: PathBuf,
+        /// Check against the schema file the SpecStory CLI ships instead of
+        /// the one in its documentation.
+        #[arg(long)]
+        upstream: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Convert any session to SessionData JSON (what cannot be carried is
+    /// reported on standard error).
+    Convert {
+        /// The session file.
+        file: String,
+        /// The format of FILE (default: detected).
+        #[arg(long, value_name = "FORMAT")]
+        from: Option<String>,
+    },
+    /// Print the transcript file name SpecStory would use.
+    Name {
+        /// The session file.
+        file: String,
+        /// The format of FILE (default: detected).
+        #[arg(long, value_name = "FORMAT")]
+        from: Option<String>,
+        /// Local time with an offset instead of UTC.
+        #[arg(long)]
+        local: bool,
+    },
+}
 
 /// Runs `agentlog seed specstory`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("agentlog seed specstory is not available in this build yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.command {
+        Command::Render {
+            file,
+            output,
+            from,
+            local,
+            message_ids,
+            group,
+        } => {
+            let (data, _) = load(&file, from.as_deref())?;
+            let opts = RenderOptions {
+                utc: !local,
+                message_ids,
+                group_turns: group,
+            };
+            let md = render_markdown_with(&data, opts);
+            match output {
+                None => out::print(&md)?,
+                Some(dir) => {
+                    let target = dir
+                        .join(".specstory")
+                        .join("history")
+                        .join(file_name(&data, !local));
+                    if let Some(parent) = target.parent() {
+                        std::fs::create_dir_all(parent)
+                            .with_context(|| format!("creating {}", parent.display()))?;
+                    }
+                    std::fs::write(&target, md)
+                        .with_context(|| format!("writing {}", target.display()))?;
+                    out::print(&format!("{}\n", target.display()))?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Validate {
+            file,
+            upstream,
+            json,
+        } => cmd_validate(&file, upstream, json),
+        Command::Convert { file, from } => {
+            let (data, losses) = load(&file, from.as_deref())?;
+            if let Some(l) = losses {
+                eprintln!("{l}");
+            }
+            out::print(&to_json(&data)?)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Name { file, from, local } => {
+            let (data, _) = load(&file, from.as_deref())?;
+            out::print(&format!("{}\n", file_name(&data, !local)))?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Loads FILE as SessionData: directly when it is SessionData JSON,
+/// otherwise through the unified model (with the fidelity report when
+/// something was lost).
+fn load(file: &str, from: Option<&str>) -> anyhow::Result<(SessionData, Option<String>)> {
+    let path = crate::load::resolve(file)?;
+    let format = match from {
+        Some(name) => crate::load::format_named(name)?,
+        None => agentlog_formats::registry::detect(&path)?,
+    };
+    if format.name() == "specstory" {
+        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        let text = String::from_utf8_lossy(&bytes);
+        if let Some(parsed) = specstory::parse_markdown(text.trim_start()) {
+            return Ok((parsed.data, None));
+        }
+        return Ok((specstory::read_session_data(&path, &bytes)?, None));
+    }
+    let read = format
+        .read_path(&path)
+        .with_context(|| format!("reading {} as {}", path.display(), format.name()))?;
+    let (data, fidelity) = to_session_data(&read.session);
+    let losses = (!fidelity.is_lossless()).then(|| fidelity.to_string());
+    Ok((data, losses))
+}
+
+fn cmd_validate(file: &Path, upstream: bool, json: bool) -> anyhow::Result<ExitCode> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let schema = if upstream {
+        ValidationSchema::Upstream
+    } else {
+        ValidationSchema::Seed
+    };
+    let diags = if text.trim_start().starts_with(specstory::GENERATED_BY) {
+        specstory::FORMAT.validate(file)?
+    } else {
+        specstory::validate_text(file, &text, schema)
+    };
+    if json {
+        out::print_json(&diags)?;
+    } else if diags.is_empty() {
+        out::print(&format!("{}: valid SessionData 1.0\n", file.display()))?;
+    } else {
+        let mut s = String::new();
+        for d in &diags {
+            s.push_str(&d.to_string());
+            s.push('\n');
+        }
+        out::print(&s)?;
+    }
+    let bad = diags
+        .iter()
+        .any(|d| d.severity >= agentlog_formats::Severity::Warning);
+    Ok(if bad {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
