@@ -483,3 +483,21 @@ fn unified_sessions_become_seed_records() {
         matches!(out.record.messages()[1], ThreadMessage::Agent(ref a) if matches!(a.content[1], Content::ToolUse(_)))
     );
 }
+
+#[test]
+fn discovery_finds_records_in_the_sessions_directory() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = acpx::sessions_dir(home.path());
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in [
+        "a.json",
+        "a.events.ndjson",
+        "a.events.1.ndjson",
+        ".a.json.1.2.tmp",
+        "index.json",
+    ] {
+        std::fs::write(dir.join(name), b"{}").unwrap();
+    }
+    let env = agentlog_formats::discover::DiscoverEnv::with_home(home.path());
+    assert_eq!(acpx::FORMAT.discover(&env), [dir.join("a.json")]);
+}
