@@ -6,6 +6,9 @@
 //! - Every line goes to the file in one `write` of the line and its newline
 //!   to a file opened for append, so readers (see [`crate::read`]) see a
 //!   prefix of whole lines plus at most one line still being written.
+//!   Under [`SyncPolicy::Grouped`] the lines of a group wait in memory and
+//!   are written together — whole lines in one `write` — just before the
+//!   group's sync: readers see them when they become durable.
 //! - Under [`SyncPolicy::EveryEntry`] an append that returned `Ok` is on
 //!   stable storage (`fdatasync`) and survives a crash or power loss.
 //!   Under [`SyncPolicy::Grouped`] a line is durable once
@@ -46,10 +49,12 @@ pub enum SyncPolicy {
     /// fdatasync after every line: an append that returned `Ok` survives a
     /// crash or power loss.
     EveryEntry,
-    /// fdatasync once `entries` lines are pending or `interval` has passed
-    /// since the oldest pending line was written (checked on append and by
-    /// [`AppendWriter::sync_if_due`]), and on [`AppendWriter::sync`],
-    /// [`AppendWriter::close`] and drop.
+    /// Write and fdatasync a group once `entries` lines are pending or
+    /// `interval` has passed since the oldest pending line was appended
+    /// (checked on append and by [`AppendWriter::sync_if_due`]), and on
+    /// [`AppendWriter::sync`], [`AppendWriter::close`] and drop. Pending
+    /// lines wait in memory (at most 1 MiB is held; more is written
+    /// early): they are not acknowledged, and a crash loses them.
     Grouped {
         /// Lines per sync.
         entries: usize,
@@ -139,7 +144,12 @@ pub struct AppendWriter {
     /// Why the writer cannot be used any more.
     broken: Option<String>,
     buf: Vec<u8>,
+    /// Lines of the current group (grouped policy), not yet written.
+    batch: Vec<u8>,
 }
+
+/// Largest group of lines kept in memory before it is written.
+const MAX_BATCH_BYTES: usize = 1 << 20;
 
 impl AppendWriter {
     /// Opens (creating, 0600 in a 0700 directory) `path` for appending,
@@ -159,6 +169,7 @@ impl AppendWriter {
             synced_len: 0,
             broken: None,
             buf: Vec::new(),
+            batch: Vec::new(),
         };
         if created {
             sync_dir(&dir)?;
@@ -181,12 +192,12 @@ impl AppendWriter {
     /// Returns the file's length in bytes (every line appended so far,
     /// durable or not).
     pub fn len(&self) -> u64 {
-        self.len
+        self.len + self.batch.len() as u64
     }
 
     /// True when the file is empty.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Returns the fsync policy.
@@ -255,6 +266,37 @@ impl AppendWriter {
 
     fn write_buf(&mut self, buf: &[u8]) -> Result<(), StoreError> {
         self.check_usable()?;
+        if let SyncPolicy::Grouped { entries, .. } = self.sync {
+            // Lines of a group are written together at the group's sync:
+            // one write of whole lines instead of one per line.
+            self.batch.extend_from_slice(buf);
+            self.note_pending();
+            if self.pending >= entries.max(1) {
+                return self.sync();
+            }
+            if self.batch.len() >= MAX_BATCH_BYTES {
+                self.flush_batch()?;
+            }
+            return self.sync_if_due();
+        }
+        self.write_now(buf)?;
+        self.note_pending();
+        match self.sync {
+            SyncPolicy::EveryEntry => self.sync(),
+            _ => Ok(()),
+        }
+    }
+
+    fn note_pending(&mut self) {
+        self.pending += 1;
+        if self.pending_since.is_none() {
+            self.pending_since = Some(Instant::now());
+        }
+    }
+
+    /// Writes `buf` (whole lines) at the end of the file in one `write`,
+    /// or rolls the file back to where it was.
+    fn write_now(&mut self, buf: &[u8]) -> Result<(), StoreError> {
         if let Err(source) = self.file.write_all(buf) {
             let rolled_back = self.roll_back(buf.len());
             if !rolled_back {
@@ -270,16 +312,26 @@ impl AppendWriter {
             });
         }
         self.len += buf.len() as u64;
-        self.pending += 1;
-        if self.pending_since.is_none() {
-            self.pending_since = Some(Instant::now());
+        Ok(())
+    }
+
+    /// Writes the lines of the grouped policy waiting in memory. When that
+    /// fails they are dropped (none of them was acknowledged as durable)
+    /// and the file is rolled back to its last whole line.
+    fn flush_batch(&mut self) -> Result<(), StoreError> {
+        if self.batch.is_empty() {
+            return Ok(());
         }
-        match self.sync {
-            SyncPolicy::EveryEntry => self.sync(),
-            SyncPolicy::Grouped { entries, .. } if self.pending >= entries.max(1) => self.sync(),
-            SyncPolicy::Grouped { .. } => self.sync_if_due(),
-            SyncPolicy::None => Ok(()),
+        let batch = std::mem::take(&mut self.batch);
+        let r = self.write_now(&batch);
+        self.batch = batch;
+        self.batch.clear();
+        if r.is_err() {
+            // The lost lines were never durable; what is in the file is.
+            self.pending = 0;
+            self.pending_since = None;
         }
+        r
     }
 
     /// Cuts the file back to its length before a failed append of `n`
@@ -324,6 +376,7 @@ impl AppendWriter {
     /// Forces every appended line to stable storage.
     pub fn sync(&mut self) -> Result<(), StoreError> {
         self.check_usable()?;
+        self.flush_batch()?;
         if self.pending > 0 {
             if let Err(e) = self.file.sync_data() {
                 // After a failed fsync the kernel may have dropped the dirty
@@ -404,10 +457,13 @@ impl AppendWriter {
 impl Drop for AppendWriter {
     fn drop(&mut self) {
         let _ = self.sync();
-        // The holder file goes before the lock (released when `file` is
-        // closed after this), so it never names a writer that is gone while
-        // a new one holds the lock.
+        // The holder file goes before the lock, so it never names a writer
+        // that is gone while a new one holds the lock.
         crate::lock::release(&self.path);
+        // Unlock explicitly rather than by closing: a child process being
+        // spawned by another thread holds a copy of the descriptor until it
+        // execs, and would keep the lock held that long.
+        let _ = self.file.unlock();
     }
 }
 

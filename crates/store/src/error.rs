@@ -20,10 +20,10 @@ pub enum StoreError {
     /// error). When `rolled_back` is true the file holds exactly the lines
     /// it held before: the partial line was removed.
     #[error(
-        "{}: appending a {bytes}-byte line failed: {source}; {}",
+        "{}: appending {bytes} bytes failed: {source}; {}",
         path.display(),
         if *rolled_back {
-            "nothing of it was kept and every earlier line is intact"
+            "nothing of them was kept and every earlier line is intact"
         } else {
             "the partial line could not be removed; reopen the file to cut it off"
         }
@@ -31,7 +31,8 @@ pub enum StoreError {
     Append {
         /// The session file.
         path: PathBuf,
-        /// The size of the line (with its newline).
+        /// The size of what was to be appended: one line with its newline,
+        /// or the lines of a group under the grouped policy.
         bytes: usize,
         /// True when the file was truncated back to its length before the append.
         rolled_back: bool,

@@ -190,3 +190,56 @@ fn a_writer_survives_a_full_disk_and_goes_on_when_space_returns() {
     assert_eq!(&after[..before.len()], &before[..]);
     assert!(after.ends_with(b"\"}\n"));
 }
+
+#[test]
+fn a_grouped_writer_keeps_every_synced_group_on_a_full_disk() {
+    let Some(fs) = SmallFs::mount("128k") else {
+        return;
+    };
+    let path = fs.path().join("s.jsonl");
+    let sync = agentlog_store::SyncPolicy::Grouped {
+        entries: 4,
+        interval: std::time::Duration::from_secs(3600),
+    };
+    let (mut w, _) = AppendWriter::open(
+        &path,
+        AppendOptions {
+            sync,
+            lock: agentlog_store::LockMode::Fail,
+        },
+    )
+    .unwrap();
+    let mut written: Vec<u8> = Vec::new();
+    let mut durable: Vec<u8> = Vec::new();
+    let mut n = 0;
+    let err = loop {
+        let l = line(n, 900);
+        match w.append_line(&l) {
+            Ok(()) => {
+                written.extend_from_slice(&l);
+                written.push(b'\n');
+                if w.pending() == 0 {
+                    durable.clone_from(&written);
+                }
+                n += 1;
+            }
+            Err(e) => break e,
+        }
+        assert!(n < 10_000, "the small file system never filled up");
+    };
+    assert!(err.is_disk_full(), "{err}");
+    assert!(
+        matches!(
+            err,
+            StoreError::Append {
+                rolled_back: true,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    // Every synced group is there, whole; the failed group left nothing.
+    assert_eq!(std::fs::read(&path).unwrap(), durable);
+    assert_eq!(w.pending(), 0);
+    assert_eq!(w.len(), durable.len() as u64);
+}
