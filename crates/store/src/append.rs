@@ -25,6 +25,27 @@
 //! - New files are created 0600, missing directories 0700.
 //! - One writer per file: see [`crate::lock`].
 //!
+//! # Example
+//!
+//! ```
+//! use agentlog_store::{AppendOptions, AppendWriter};
+//! # fn main() -> Result<(), agentlog_store::StoreError> {
+//! # let dir = std::env::temp_dir().join(format!("agentlog-doc-{}", std::process::id()));
+//! let path = dir.join("sessions/s.jsonl");
+//! let (mut w, recovery) = AppendWriter::open(&path, AppendOptions::default())?;
+//! if !recovery.is_clean() {
+//!     eprintln!("{}: {recovery}", path.display());
+//! }
+//! w.append_json(&serde_json::json!({"type": "message", "text": "hello"}))?;
+//! // Under the default every-entry policy the entry is durable here.
+//! w.close()?;
+//! let text = std::fs::read_to_string(&path).unwrap_or_default();
+//! assert!(text.ends_with("\"hello\"}\n"));
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! # Symbolic links
 //!
 //! The session file itself must not be a symbolic link: opening one fails

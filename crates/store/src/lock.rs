@@ -158,7 +158,8 @@ pub fn remove_stale(path: &Path) -> Result<Option<LockHolder>, StoreError> {
 pub enum LockMode {
     /// Fail at once with [`StoreError::Locked`] naming the holder.
     Fail,
-    /// Block until the other writer is done.
+    /// Block until the other writer is done. (Waiting for a writer of
+    /// the same file in the same thread never ends.)
     Wait,
 }
 

@@ -80,7 +80,9 @@ pub fn cmd_doctor(args: Args) -> anyhow::Result<ExitCode> {
                 .count();
             let status = match (r.ok, problems) {
                 (true, 0) => "ok".to_string(),
+                (true, 1) => "ok with 1 warning".to_string(),
                 (true, n) => format!("ok with {n} warnings"),
+                (false, 1) => "1 problem".to_string(),
                 (false, n) => format!("{n} problems"),
             };
             text.push_str(&format!(
