@@ -156,17 +156,22 @@ impl Index {
         }
         .max(limit);
         let now = p.now_ms.unwrap_or_else(crate::time::now_ms);
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT f.rowid, bm25(fts, 10.0, 3.0, 5.0, 2.0, 0.0), d.ts_ms
-                 FROM fts f JOIN docs d ON d.id = f.rowid
-                 WHERE fts MATCH ?1
-                   AND (?2 IS NULL OR d.ts_ms >= ?2)
-                   AND (?3 IS NULL OR d.ts_ms < ?3)
-                 ORDER BY f.rowid DESC LIMIT ?4",
-            )
-            .at(&self.path)?;
+        let timed = p.since_ms.is_some() || p.until_ms.is_some();
+        // The newest candidates with their BM25 (and, when filtering by
+        // time, their timestamps).
+        let sql = if timed {
+            "SELECT f.rowid, bm25(fts, 10.0, 3.0, 5.0, 2.0, 0.0), d.ts_ms
+             FROM fts f JOIN docs d ON d.id = f.rowid
+             WHERE fts MATCH ?1
+               AND (?2 IS NULL OR d.ts_ms >= ?2)
+               AND (?3 IS NULL OR d.ts_ms < ?3)
+             ORDER BY f.rowid DESC LIMIT ?4"
+        } else {
+            "SELECT rowid, bm25(fts, 10.0, 3.0, 5.0, 2.0, 0.0), NULL
+             FROM fts WHERE fts MATCH ?1 AND ?2 IS NULL AND ?3 IS NULL
+             ORDER BY rowid DESC LIMIT ?4"
+        };
+        let mut stmt = self.conn.prepare_cached(sql).at(&self.path)?;
         let rows = stmt
             .query_map(
                 params![expr, p.since_ms, p.until_ms, candidates as i64],
@@ -179,17 +184,105 @@ impl Index {
                 },
             )
             .map_err(|e| query_error(&self.path, &p.query, e))?;
-        let mut scored = Vec::new();
+        let mut cands = Vec::new();
         for row in rows {
-            let (id, bm25, ts) = row.map_err(|e| query_error(&self.path, &p.query, e))?;
-            scored.push((id, score(bm25, ts, now)));
+            cands.push(row.map_err(|e| query_error(&self.path, &p.query, e))?);
         }
+        if !timed {
+            // Recency moves a score by at most a factor of two: the best by
+            // relevance alone hold the final hits. Fetch their times.
+            cands.sort_by(|a, b| a.1.total_cmp(&b.1));
+            cands.truncate((limit * 10).max(200));
+            let times = self.doc_times(cands.iter().map(|c| c.0))?;
+            for c in &mut cands {
+                c.2 = times.get(&c.0).copied().flatten();
+            }
+        }
+        let mut scored: Vec<(i64, f64)> = cands
+            .into_iter()
+            .map(|(id, bm25, ts)| (id, score(bm25, ts, now)))
+            .collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
         scored.truncate(limit);
+        let mut snippets = self.snippets(&expr, scored.iter().map(|s| s.0).collect())?;
         scored
             .into_iter()
-            .map(|(id, s)| self.hit(id, s, &expr))
+            .map(|(id, s)| {
+                let snip = snippets.remove(&id).unwrap_or_default();
+                self.hit(id, s, snip)
+            })
             .collect()
+    }
+
+    /// Returns the times of documents.
+    fn doc_times(
+        &self,
+        ids: impl Iterator<Item = i64>,
+    ) -> Result<std::collections::HashMap<i64, Option<i64>>, IndexError> {
+        let list: Vec<String> = ids.map(|i| i.to_string()).collect();
+        let mut out = std::collections::HashMap::with_capacity(list.len());
+        if list.is_empty() {
+            return Ok(out);
+        }
+        // The ids are integers from the index itself, safe to inline.
+        let sql = format!(
+            "SELECT id, ts_ms FROM docs WHERE id IN ({})",
+            list.join(",")
+        );
+        let mut stmt = self.conn.prepare(&sql).at(&self.path)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?))
+            })
+            .at(&self.path)?;
+        for r in rows {
+            let (id, ts) = r.at(&self.path)?;
+            out.insert(id, ts);
+        }
+        Ok(out)
+    }
+
+    /// Returns the snippets of each field of the documents `ids`, in one
+    /// pass over the matches (a lookup per hit would set the query up again
+    /// for each).
+    fn snippets(
+        &self,
+        expr: &str,
+        ids: Vec<i64>,
+    ) -> Result<std::collections::HashMap<i64, [String; 4]>, IndexError> {
+        let mut out = std::collections::HashMap::with_capacity(ids.len());
+        let Some(&min) = ids.iter().min() else {
+            return Ok(out);
+        };
+        let list = format!(
+            ",{},",
+            ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+        );
+        let open = OPEN.to_string();
+        let close = CLOSE.to_string();
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT rowid, snippet(fts, 0, ?3, ?4, '…', 24), snippet(fts, 1, ?3, ?4, '…', 24),
+                        snippet(fts, 2, ?3, ?4, '…', 24), snippet(fts, 3, ?3, ?4, '…', 24)
+                 FROM fts
+                 WHERE fts MATCH ?1 AND rowid >= ?5 AND instr(?2, ',' || rowid || ',') > 0
+                 ORDER BY rowid DESC",
+            )
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map(params![expr, list, open, close, min], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    [r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?],
+                ))
+            })
+            .at(&self.path)?;
+        for r in rows {
+            let (id, s) = r.at(&self.path)?;
+            out.insert(id, s);
+        }
+        Ok(out)
     }
 
     /// Returns the FTS5 expression with filters, or `None` when a filter
@@ -271,7 +364,7 @@ impl Index {
         Ok(out)
     }
 
-    fn hit(&self, id: i64, score: f64, expr: &str) -> Result<Hit, IndexError> {
+    fn hit(&self, id: i64, score: f64, snippets: [String; 4]) -> Result<Hit, IndexError> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -298,21 +391,6 @@ impl Index {
                     text: String::new(),
                     marks: Vec::new(),
                 })
-            })
-            .at(&self.path)?;
-        let open = OPEN.to_string();
-        let close = CLOSE.to_string();
-        let mut snip = self
-            .conn
-            .prepare_cached(
-                "SELECT snippet(fts, 0, ?3, ?4, '…', 24), snippet(fts, 1, ?3, ?4, '…', 24),
-                        snippet(fts, 2, ?3, ?4, '…', 24), snippet(fts, 3, ?3, ?4, '…', 24)
-                 FROM fts WHERE fts MATCH ?1 AND rowid = ?2",
-            )
-            .at(&self.path)?;
-        let snippets: [String; 4] = snip
-            .query_row(params![expr, id, open, close], |r| {
-                Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?])
             })
             .at(&self.path)?;
         // The field with the most matches; on a tie the first of text,
