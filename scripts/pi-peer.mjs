@@ -10,11 +10,22 @@
 //   node pi-peer.mjs <session-manager.js> bench <file> [runs]
 //       Times SessionManager.open + buildSessionContext; prints JSON with
 //       the best time in ms, the message count and the peak RSS in KiB.
+import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 
 const [modulePath, cmd, arg, extra] = process.argv.slice(2);
 const mod = await import(pathToFileURL(modulePath).href);
 const { SessionManager, buildSessionContext } = mod;
+
+// The peak resident set of this process (VmHWM; getrusage's maxRSS can
+// carry the parent's figure across exec).
+function peakRssKiB() {
+	try {
+		const m = readFileSync("/proc/self/status", "utf8").match(/^VmHWM:\s+(\d+)/m);
+		if (m) return Number(m[1]);
+	} catch {}
+	return process.resourceUsage().maxRSS;
+}
 
 function pick(ctx) {
 	return { messages: ctx.messages, thinkingLevel: ctx.thinkingLevel, model: ctx.model };
@@ -77,7 +88,7 @@ if (cmd === "contexts") {
 		best = Math.min(best, ms);
 		count = ctx.messages.length;
 	}
-	process.stdout.write(JSON.stringify({ ms: best, messages: count, maxRssKiB: process.resourceUsage().maxRSS }));
+	process.stdout.write(JSON.stringify({ ms: best, messages: count, maxRssKiB: peakRssKiB() }));
 } else {
 	console.error(`unknown command ${cmd}`);
 	process.exit(2);

@@ -50,7 +50,7 @@ fn context_of_the_generated_tree_matches_pi() {
     assert_eq!(Value::Array(roles), want["messageRoles"]);
     // The branch summary message as pi builds it.
     assert_eq!(
-        ctx.messages[1],
+        ctx.message_values()[1],
         json!({"role":"branchSummary","summary":"Abandoned path: listed files and counted them.",
                "fromId":"bb1761ff","timestamp":1795373504084_i64})
     );
@@ -66,8 +66,8 @@ fn context_of_the_generated_tree_matches_pi() {
             "assistant"
         ]
     );
-    assert_eq!(other.messages[0]["tokensBefore"], 1234);
-    assert_eq!(other.messages[2]["content"], "Injected context");
+    assert_eq!(other.message_values()[0]["tokensBefore"], 1234);
+    assert_eq!(other.message_values()[2]["content"], "Injected context");
     assert_eq!(sm.get_label("bb1761ff"), Some("start"));
     assert_eq!(sm.get_session_name().as_deref(), Some("demo session"));
     assert!(sm.build_session_context_at(Some("nope")).is_err());
@@ -164,7 +164,7 @@ fn v1_compactions_get_their_kept_entry_ids() {
     assert_eq!(comps[0]["firstKeptEntryId"], recs[293]["id"]);
     let ctx = sm.build_session_context();
     assert_eq!(ctx.roles()[0], "compactionSummary");
-    assert_eq!(ctx.messages[1], recs[551]["message"]);
+    assert_eq!(ctx.message_values()[1], recs[551]["message"]);
 }
 
 #[test]
@@ -329,7 +329,7 @@ fn load_reads_old_files_without_touching_them() {
     .unwrap();
     assert_eq!(mem.get_session_file(), None);
     assert_eq!(
-        mem.build_session_context().messages[0]["content"],
+        mem.build_session_context().message_values()[0]["content"],
         json!([{"type":"text","text":"x"}])
     );
 }

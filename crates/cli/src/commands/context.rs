@@ -123,7 +123,7 @@ fn pi_context(path: &std::path::Path, args: &Args) -> anyhow::Result<ExitCode> {
         ));
     }
     text.push_str(&format!("messages: {}\n\n", ctx.messages.len()));
-    for m in &ctx.messages {
+    for m in &ctx.message_values() {
         let role = m.get("role").and_then(Value::as_str).unwrap_or("?");
         text.push_str(&format!("[{role}] {}\n", one_line(&pi_summary(m), 160)));
     }

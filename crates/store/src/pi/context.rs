@@ -8,6 +8,7 @@ use super::index::{Ty, NONE};
 use super::SessionManager;
 use crate::StoreError;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -23,13 +24,13 @@ pub struct ContextModel {
 }
 
 /// The context the model would be sent at a leaf.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct SessionContext {
-    /// The messages, as pi's `AgentMessage` objects: the `message` of
-    /// message entries verbatim, and synthetic `compactionSummary`,
+    /// The messages, as pi's `AgentMessage` JSON: the `message` of message
+    /// entries verbatim (not re-parsed), and synthetic `compactionSummary`,
     /// `branchSummary` and `custom` messages for compactions, branch
     /// summaries and custom-message entries.
-    pub messages: Vec<Value>,
+    pub messages: Vec<Box<RawValue>>,
     /// The thinking level (`off` when the path never set one).
     #[serde(rename = "thinkingLevel", skip_serializing_if = "Option::is_none")]
     pub thinking_level: Option<Value>,
@@ -52,10 +53,27 @@ impl SessionContext {
     }
 
     /// Returns the role of each message.
-    pub fn roles(&self) -> Vec<&str> {
+    pub fn roles(&self) -> Vec<String> {
+        #[derive(serde::Deserialize)]
+        struct Role {
+            role: Option<String>,
+        }
         self.messages
             .iter()
-            .map(|m| m.get("role").and_then(Value::as_str).unwrap_or(""))
+            .map(|m| {
+                serde_json::from_str::<Role>(m.get())
+                    .ok()
+                    .and_then(|r| r.role)
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
+    /// Returns the messages parsed.
+    pub fn message_values(&self) -> Vec<Value> {
+        self.messages
+            .iter()
+            .map(|m| serde_json::from_str(m.get()).unwrap_or(Value::Null))
             .collect()
     }
 
@@ -77,6 +95,12 @@ fn date_ms(v: Option<&Value>) -> Value {
             .map(Value::from)
             .unwrap_or(Value::Null),
         _ => Value::Null,
+    }
+}
+
+fn push_value(out: &mut Vec<Box<RawValue>>, v: Value) {
+    if let Ok(raw) = serde_json::value::to_raw_value(&v) {
+        out.push(raw);
     }
 }
 
@@ -237,7 +261,7 @@ impl SessionManager {
                 put(&mut m, "summary", comp.get("summary"));
                 put(&mut m, "tokensBefore", comp.get("tokensBefore"));
                 m.insert("timestamp".into(), date_ms(comp.get("timestamp")));
-                ctx.messages.push(Value::Object(m));
+                push_value(&mut ctx.messages, Value::Object(m));
                 let first_kept = comp.get("firstKeptEntryId").and_then(Value::as_str);
                 let start = first_kept.and_then(|id| {
                     path[..c]
@@ -263,7 +287,7 @@ impl SessionManager {
     }
 
     /// Adds the message an entry contributes, if any.
-    fn emit(&self, i: u32, out: &mut Vec<Value>) {
+    fn emit(&self, i: u32, out: &mut Vec<Box<RawValue>>) {
         let ty = self.slots[i as usize].ty;
         if !matches!(
             ty,
@@ -271,15 +295,27 @@ impl SessionManager {
         ) {
             return;
         }
-        let Some(mut r) = self.record(i) else {
+        if matches!(ty, Ty::Message | Ty::AssistantMessage) {
+            #[derive(serde::Deserialize)]
+            struct Msg {
+                message: Option<Box<RawValue>>,
+            }
+            match serde_json::from_slice::<Msg>(self.line(i)) {
+                Ok(Msg { message: Some(m) }) => out.push(m),
+                Ok(_) => {}
+                Err(_) => {
+                    // Duplicate keys and the like: the last `message` wins.
+                    if let Some(m) = self.record(i).and_then(|mut r| r.remove("message")) {
+                        push_value(out, m);
+                    }
+                }
+            }
+            return;
+        }
+        let Some(r) = self.record(i) else {
             return;
         };
         match ty {
-            Ty::Message | Ty::AssistantMessage => {
-                if let Some(m) = r.remove("message") {
-                    out.push(m);
-                }
-            }
             Ty::CustomMessage => {
                 let mut m = Map::new();
                 m.insert("role".into(), "custom".into());
@@ -288,7 +324,7 @@ impl SessionManager {
                 put(&mut m, "display", r.get("display"));
                 put(&mut m, "details", r.get("details"));
                 m.insert("timestamp".into(), date_ms(r.get("timestamp")));
-                out.push(Value::Object(m));
+                push_value(out, Value::Object(m));
             }
             _ => {
                 if truthy(r.get("summary")) {
@@ -297,7 +333,7 @@ impl SessionManager {
                     put(&mut m, "summary", r.get("summary"));
                     put(&mut m, "fromId", r.get("fromId"));
                     m.insert("timestamp".into(), date_ms(r.get("timestamp")));
-                    out.push(Value::Object(m));
+                    push_value(out, Value::Object(m));
                 }
             }
         }
