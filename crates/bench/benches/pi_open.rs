@@ -7,7 +7,8 @@
 //! 500,000 entries, with branches, compactions, labels and tool calls; kept
 //! in `target/bench-data/` and reused) and pi's own `large-session.jsonl`
 //! (version 1, so both sides migrate and rewrite it; each run gets a fresh
-//! copy). Each side runs in its own process so its peak resident memory can
+//! copy), and the same file once migrated (version 3: what every later open
+//! costs). Each side runs in its own process so its peak resident memory can
 //! be read: agentlog re-runs this binary with `--child`, pi runs
 //! `scripts/pi-peer.mjs bench`. The best of three runs is reported.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -42,6 +43,14 @@ fn main() {
     if peer.is_none() {
         println!("pi_open: the pi peer (npm @mariozechner/pi-coding-agent@{PI_VERSION}) is unavailable; printing agentlog's figures only");
     }
+    // The same session after migration: what every later open costs.
+    let large_v3 = data.join("pi-large-session-v3.jsonl");
+    let v1 = std::fs::read(&large).unwrap();
+    std::fs::write(
+        &large_v3,
+        agentlog_store::pi::migrate::migrate_bytes(&v1, 1),
+    )
+    .unwrap();
     let cases = [
         (
             format!(
@@ -55,6 +64,11 @@ fn main() {
             "pi large-session.jsonl (v1, migrated on open)".to_string(),
             large,
             true,
+        ),
+        (
+            "pi large-session.jsonl after migration (v3)".to_string(),
+            large_v3,
+            false,
         ),
     ];
     for (name, file, copy) in cases {

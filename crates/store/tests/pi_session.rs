@@ -333,3 +333,26 @@ fn load_reads_old_files_without_touching_them() {
         json!([{"type":"text","text":"x"}])
     );
 }
+
+#[test]
+fn an_empty_or_torn_only_file_starts_a_new_session_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.jsonl");
+    let torn = "{\"type\":\"session\",\"vers";
+    std::fs::write(&p, torn).unwrap();
+    let mut sm = SessionManager::open(&p, None).unwrap();
+    assert_eq!(sm.recovery().unwrap().torn_bytes, torn.len() as u64);
+    assert_eq!(sm.entry_count(), 0);
+    sm.append_message_value(json!({"role":"user","content":"a","timestamp":1}))
+        .unwrap();
+    sm.append_message_value(json!({"role":"assistant","content":[],"timestamp":2}))
+        .unwrap();
+    let id = sm.get_session_id().to_string();
+    drop(sm);
+    let recs = records(&p);
+    assert_eq!(recs.len(), 3);
+    assert_eq!(recs[0]["id"], id.as_str());
+    assert_eq!(recs[2]["parentId"], recs[1]["id"]);
+    let holder = dir.path().join("s.jsonl.lock");
+    assert!(!holder.exists(), "the lock record goes with the writer");
+}

@@ -152,6 +152,20 @@ fn fields_of(line: &[u8]) -> Result<(Fields, Option<Map<String, Value>>), serde_
     Ok((f, obj))
 }
 
+/// Returns the version of the header when the first record is a pi
+/// session header (1 when it has no version).
+pub(crate) fn header_version(bytes: &[u8]) -> Option<u64> {
+    let line = jsonl::lines(bytes).find(|l| {
+        !jsonl::is_blank(l.bytes)
+            && serde_json::from_slice::<serde::de::IgnoredAny>(l.bytes).is_ok()
+    })?;
+    let v: Value = serde_json::from_slice(line.bytes).ok()?;
+    let h = v.as_object()?;
+    (h.get("type").and_then(Value::as_str) == Some("session")
+        && h.get("id").is_some_and(Value::is_string))
+    .then(|| agentlog_formats::pi::header_version(h.get("version")))
+}
+
 /// Indexes `bytes` (a whole pi file). Lines that cannot be read become
 /// diagnostics; the first record must be a session header.
 pub(crate) fn scan(path: &Path, bytes: &[u8]) -> Scan {

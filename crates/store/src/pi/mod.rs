@@ -293,29 +293,44 @@ impl SessionManager {
     }
 
     fn load_bytes(&mut self, path: &Path, bytes: Vec<u8>, rewrite: bool) -> Result<(), StoreError> {
+        // An old version is migrated before the one full pass.
+        let bytes = match index::header_version(&bytes) {
+            Some(version) if version < migrate::CURRENT_VERSION => {
+                let new = migrate::migrate_bytes(&bytes, version);
+                if rewrite {
+                    crate::snapshot::write_atomic(path, &new)?;
+                    // The lock and the appends must follow the new file;
+                    // the old writer goes first so its release does not
+                    // remove the new holder's lock record.
+                    self.writer = None;
+                    let (w, _) = AppendWriter::open(path, self.options)?;
+                    self.writer = Some(w);
+                }
+                self.migrated_from = Some(version);
+                new
+            }
+            _ => bytes,
+        };
         let mut scan = index::scan(path, &bytes);
+        if scan.header.is_none() && scan.slots.is_empty() && scan.diagnostics.is_empty() {
+            // An empty file (or one whose only line was torn off): a new
+            // session that will be written there, as pi does.
+            let file = self.file.clone();
+            if self.cwd.is_empty() {
+                self.cwd = std::env::current_dir()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+            }
+            self.new_session(None);
+            self.file = file;
+            return Ok(());
+        }
         let Some(header) = scan.header.take() else {
             return Err(StoreError::Invalid(format!(
                 "{}: the first record is not a pi session header ({{\"type\":\"session\",\"id\":…}}); refusing to use it",
                 path.display()
             )));
         };
-        let version = migrate::version_of(&header);
-        let bytes = if version < migrate::CURRENT_VERSION {
-            let new = migrate::migrate_bytes(&bytes, version);
-            if rewrite {
-                crate::snapshot::write_atomic(path, &new)?;
-                // The lock and the appends must follow the new file.
-                let (w, _) = AppendWriter::open(path, self.options)?;
-                self.writer = Some(w);
-            }
-            self.migrated_from = Some(version);
-            scan = index::scan(path, &new);
-            new
-        } else {
-            bytes
-        };
-        let header = scan.header.take().unwrap_or(header);
         self.cwd = header
             .get("cwd")
             .and_then(Value::as_str)
