@@ -226,32 +226,43 @@ fn peer() -> Option<PathBuf> {
     {
         return None;
     }
-    if !module.exists() {
-        std::fs::create_dir_all(&dir).ok()?;
-        if !dir.join("package.json").exists() {
-            std::fs::write(
-                dir.join("package.json"),
-                "{\"name\":\"pi-peer\",\"private\":true}\n",
-            )
-            .ok()?;
-        }
-        let ok = Command::new("npm")
-            .args([
-                "install",
-                "--ignore-scripts",
-                "--no-audit",
-                "--no-fund",
-                "--silent",
-            ])
-            .arg(format!("@mariozechner/pi-coding-agent@{PI_VERSION}"))
-            .current_dir(&dir)
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            return None;
+    if module.exists() {
+        return Some(module);
+    }
+    std::fs::create_dir_all(&dir).ok()?;
+    if !dir.join("package.json").exists() {
+        std::fs::write(
+            dir.join("package.json"),
+            "{\"name\":\"pi-peer\",\"private\":true}\n",
+        )
+        .ok()?;
+    }
+    let mut child = Command::new("npm")
+        .args([
+            "install",
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+            "--silent",
+        ])
+        .arg(format!("@mariozechner/pi-coding-agent@{PI_VERSION}"))
+        .current_dir(&dir)
+        .spawn()
+        .ok()?;
+    // An offline machine can make npm retry for minutes.
+    let deadline = Instant::now() + std::time::Duration::from_secs(240);
+    loop {
+        match child.try_wait() {
+            Ok(Some(s)) => return (s.success() && module.exists()).then_some(module),
+            Err(_) => return None,
+            Ok(None) if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(200)),
         }
     }
-    module.exists().then_some(module)
 }
 
 // ----- the generated session ---------------------------------------------

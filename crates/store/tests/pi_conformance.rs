@@ -9,6 +9,8 @@ use agentlog_store::pi::{CompactionParams, SessionContext, SessionInitParams, Se
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 const PI_VERSION: &str = "0.73.1";
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures");
@@ -18,45 +20,73 @@ fn repo() -> PathBuf {
 }
 
 /// Returns the path of pi's session-manager module, installing pi first
-/// when needed; `None` (with a printed reason) when that is not possible.
+/// when needed (once per test run); `None` (with a printed reason) when
+/// that is not possible.
 fn peer() -> Option<PathBuf> {
+    static PEER: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let p = PEER.get_or_init(install_peer).clone();
+    if p.is_none() {
+        println!("skipped: the pi peer (npm @mariozechner/pi-coding-agent@{PI_VERSION}) is not available");
+    }
+    p
+}
+
+fn install_peer() -> Option<PathBuf> {
     let dir = repo().join("target/peers/pi");
     let module =
         dir.join("node_modules/@mariozechner/pi-coding-agent/dist/core/session-manager.js");
-    if Command::new("node")
+    if !Command::new("node")
         .arg("--version")
         .output()
-        .map_or(true, |o| !o.status.success())
+        .is_ok_and(|o| o.status.success())
     {
-        println!("skipped: node is not available");
+        println!("node is not available");
         return None;
     }
-    if !module.exists() {
-        std::fs::create_dir_all(&dir).unwrap();
-        if !dir.join("package.json").exists() {
-            std::fs::write(
-                dir.join("package.json"),
-                "{\"name\":\"pi-peer\",\"private\":true}\n",
-            )
-            .unwrap();
-        }
-        let status = Command::new("npm")
-            .args([
-                "install",
-                "--ignore-scripts",
-                "--no-audit",
-                "--no-fund",
-                "--silent",
-            ])
-            .arg(format!("@mariozechner/pi-coding-agent@{PI_VERSION}"))
-            .current_dir(&dir)
-            .status();
-        if !status.is_ok_and(|s| s.success()) || !module.exists() {
-            println!("skipped: npm could not install @mariozechner/pi-coding-agent@{PI_VERSION}");
-            return None;
+    if module.exists() {
+        return Some(module);
+    }
+    std::fs::create_dir_all(&dir).ok()?;
+    if !dir.join("package.json").exists() {
+        std::fs::write(
+            dir.join("package.json"),
+            "{\"name\":\"pi-peer\",\"private\":true}\n",
+        )
+        .ok()?;
+    }
+    let child = Command::new("npm")
+        .args([
+            "install",
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+            "--silent",
+        ])
+        .arg(format!("@mariozechner/pi-coding-agent@{PI_VERSION}"))
+        .current_dir(&dir)
+        .spawn();
+    let Ok(mut child) = child else {
+        println!("npm is not available");
+        return None;
+    };
+    // An offline machine can make npm retry for minutes.
+    let deadline = Instant::now() + Duration::from_secs(240);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() && module.exists() => return Some(module),
+            Ok(Some(_)) | Err(_) => {
+                println!("npm could not install the package");
+                return None;
+            }
+            Ok(None) if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                println!("npm install timed out");
+                return None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(200)),
         }
     }
-    Some(module)
 }
 
 /// Runs the peer script with pi's agent directory inside `sandbox`.
