@@ -320,6 +320,15 @@ fn load_reads_old_files_without_touching_them() {
     assert_eq!(sm.entry_count(), 1018);
     let ctx = sm.build_session_context();
     assert_eq!(ctx.messages.len(), 914);
+    // The ids are those the format reader derives from line numbers.
+    let read = agentlog_formats::registry::by_name("pi")
+        .unwrap()
+        .read_path(&p)
+        .unwrap();
+    let theirs: Vec<String> = read.session.entries.iter().map(|e| e.id.clone()).collect();
+    let ours: Vec<String> = sm.get_entries().iter().map(|e| e.id.clone()).collect();
+    assert_eq!(ours, theirs);
+    assert_eq!(sm.get_leaf_id(), read.session.leaf_id.as_deref());
     assert_eq!(ctx.thinking_level_str(), "off");
     let mut mem = SessionManager::in_memory("/m");
     mem.append_message(&agentlog_model::Message::text(

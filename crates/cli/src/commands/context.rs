@@ -89,9 +89,13 @@ fn pi_context(path: &std::path::Path, args: &Args) -> anyhow::Result<ExitCode> {
         eprintln!("{d}");
     }
     let ctx = match &args.leaf {
-        Some(id) => sm
-            .build_session_context_at(Some(id))
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        Some(id) => sm.build_session_context_at(Some(id)).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: {e}; `agentlog tree {}` lists the entry ids",
+                path.display(),
+                path.display()
+            )
+        })?,
         None => sm.build_session_context(),
     };
     if args.json {

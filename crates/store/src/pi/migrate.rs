@@ -41,9 +41,25 @@ pub fn version_of(header: &Map<String, Value>) -> u64 {
     agentlog_formats::pi::header_version(header.get("version"))
 }
 
-/// Rewrites a whole pi file at `version` as a version 3 file and returns
-/// the new bytes.
+/// How version 1 entries get their ids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdScheme {
+    /// Fresh random ids, as pi makes them (for files that are rewritten).
+    Random,
+    /// `line<N>`, N the entry's line in the version 1 file: the ids the
+    /// `pi` format reader gives, stable across reads (for reading only).
+    LineNumbers,
+}
+
+/// Rewrites a whole pi file at `version` as a version 3 file with random
+/// ids and returns the new bytes.
 pub fn migrate_bytes(bytes: &[u8], version: u64) -> Vec<u8> {
+    migrate_bytes_with(bytes, version, IdScheme::Random)
+}
+
+/// Rewrites a whole pi file at `version` as a version 3 file, giving
+/// version 1 entries ids by `scheme`, and returns the new bytes.
+pub fn migrate_bytes_with(bytes: &[u8], version: u64, scheme: IdScheme) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len() + bytes.len() / 20);
     let mut used: HashSet<String> = HashSet::new();
     // Ids of the parsed records by index (the header is index 0), for
@@ -71,8 +87,7 @@ pub fn migrate_bytes(bytes: &[u8], version: u64) -> Vec<u8> {
         });
         if version < 2 && simple {
             if let Some(body) = object_body(raw) {
-                let id = new_entry_id(&used);
-                used.insert(id.clone());
+                let id = next_id(scheme, line.number, &mut used);
                 out.extend_from_slice(body);
                 if body.len() > 1 {
                     out.push(b',');
@@ -105,7 +120,8 @@ pub fn migrate_bytes(bytes: &[u8], version: u64) -> Vec<u8> {
             out.push(b'\n');
             continue;
         };
-        migrate_value(&mut v, version, &mut used, &mut ids, &mut prev);
+        let id = (version < 2).then(|| next_id(scheme, line.number, &mut used));
+        migrate_value(&mut v, version, id, &mut ids, &mut prev);
         match serde_json::to_vec(&v) {
             Ok(b) => out.extend_from_slice(&b),
             Err(_) => out.extend_from_slice(raw),
@@ -115,10 +131,19 @@ pub fn migrate_bytes(bytes: &[u8], version: u64) -> Vec<u8> {
     out
 }
 
+fn next_id(scheme: IdScheme, line: u64, used: &mut HashSet<String>) -> String {
+    let id = match scheme {
+        IdScheme::Random => new_entry_id(used),
+        IdScheme::LineNumbers => format!("line{line}"),
+    };
+    used.insert(id.clone());
+    id
+}
+
 fn migrate_value(
     v: &mut Value,
     version: u64,
-    used: &mut HashSet<String>,
+    new_id: Option<String>,
     ids: &mut Vec<Option<String>>,
     prev: &mut Option<String>,
 ) {
@@ -136,9 +161,7 @@ fn migrate_value(
         ids.push(None);
         return;
     }
-    if version < 2 {
-        let id = new_entry_id(used);
-        used.insert(id.clone());
+    if let (true, Some(id)) = (version < 2, new_id) {
         obj.insert("id".into(), id.clone().into());
         obj.insert(
             "parentId".into(),

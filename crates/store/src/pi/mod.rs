@@ -244,8 +244,9 @@ impl SessionManager {
         Ok(sm)
     }
 
-    /// Reads the session file at `path` without writing to it (an old
-    /// version is migrated in memory only) and without taking its lock.
+    /// Reads the session file at `path` without writing to it and without
+    /// taking its lock. An old version is migrated in memory only; version 1
+    /// entries get the ids the `pi` format reader gives them (`line<N>`).
     pub fn load(path: &Path) -> Result<SessionManager, StoreError> {
         let bytes = std::fs::read(path).map_err(|e| StoreError::io(path, "read", e))?;
         let mut sm = SessionManager::blank("", crate::snapshot::parent_dir(path), false);
@@ -296,7 +297,14 @@ impl SessionManager {
         // An old version is migrated before the one full pass.
         let bytes = match index::header_version(&bytes) {
             Some(version) if version < migrate::CURRENT_VERSION => {
-                let new = migrate::migrate_bytes(&bytes, version);
+                // Read-only loads give version 1 entries the ids the pi
+                // format reader gives them, so they are stable.
+                let scheme = if rewrite {
+                    migrate::IdScheme::Random
+                } else {
+                    migrate::IdScheme::LineNumbers
+                };
+                let new = migrate::migrate_bytes_with(&bytes, version, scheme);
                 if rewrite {
                     crate::snapshot::write_atomic(path, &new)?;
                     // The lock and the appends must follow the new file;
