@@ -389,10 +389,18 @@ fn a_converted_session_is_written_as_version_3_with_a_fidelity_report() {
     let lost: Vec<&str> = fidelity.losses.iter().map(|l| l.what.as_str()).collect();
     assert!(lost.iter().any(|w| w.contains("run_start")), "{lost:?}");
     assert!(lost.iter().any(|w| w.contains("message ids")), "{lost:?}");
-    // pi reads it back as a tree with one branch.
+    // pi reads it back as a tree with one branch; the run start comes back.
     let back = pi().read_bytes(Path::new("c.jsonl"), &out).unwrap();
     assert!(back.diagnostics.is_empty(), "{:?}", back.diagnostics);
     assert_eq!(back.session.active_branch().len(), 6);
+    let last = back.session.entries.last().unwrap();
+    assert!(
+        matches!(&last.kind, EntryKind::RunStart { run_id, .. } if run_id == "run"),
+        "{last:?}"
+    );
+    let (again, f) = write(&back.session);
+    assert!(f.is_lossless(), "{f}");
+    assert_eq!(values(&again), v);
 }
 
 #[test]

@@ -290,12 +290,16 @@ fn kind_from_record(ty: &str, obj: &Map<String, Value>) -> Option<(EntryKind, Ex
         }
         "custom" => {
             let custom_type = str_of(obj, "customType")?;
+            let extra = rest(obj, &known(&["customType", "data"]));
+            if let Some(kind) = carried_kind(&custom_type, obj.get("data")) {
+                return Some((kind, extra));
+            }
             Some((
                 EntryKind::Custom {
                     custom_type,
                     data: obj.get("data").cloned(),
                 },
-                rest(obj, &known(&["customType", "data"])),
+                extra,
             ))
         }
         "custom_message" => {
@@ -354,6 +358,21 @@ fn kind_from_record(ty: &str, obj: &Map<String, Value>) -> Option<(EntryKind, Ex
         }
         _ => None,
     }
+}
+
+/// Returns the entry kind an `agentlog.<kind>` custom entry carries (how
+/// the writer keeps kinds pi has no record for), when its data is exactly
+/// the model's JSON of that kind.
+fn carried_kind(custom_type: &str, data: Option<&Value>) -> Option<EntryKind> {
+    let name = custom_type.strip_prefix("agentlog.")?;
+    let data = data?;
+    let kind: EntryKind = serde_json::from_value(data.clone()).ok()?;
+    let carried = !matches!(
+        kind,
+        EntryKind::Message(_) | EntryKind::Custom { .. } | EntryKind::Unknown { .. }
+    ) && !super::ENTRY_TYPES.contains(&kind.name());
+    (carried && kind.name() == name && serde_json::to_value(&kind).ok().as_ref() == Some(data))
+        .then_some(kind)
 }
 
 fn string_list(v: &Value) -> Option<Vec<String>> {

@@ -279,10 +279,14 @@ impl<'a> Writer<'a> {
             }
             other => {
                 let name = other.name();
-                self.fidelity.lost(
-                    format!("entry kind {name} (kept as custom entries agentlog.{name})"),
-                    Some(&e.id),
-                );
+                // A pi file read back holds these exactly as they were
+                // written; only a conversion into pi loses their meaning.
+                if !self.native {
+                    self.fidelity.lost(
+                        format!("entry kind {name} (kept as custom entries agentlog.{name})"),
+                        Some(&e.id),
+                    );
+                }
                 let data = serde_json::to_value(other).unwrap_or(Value::Null);
                 ("custom", custom_fields(&format!("agentlog.{name}"), data))
             }
