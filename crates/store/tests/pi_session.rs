@@ -120,20 +120,13 @@ fn assert_same_with_ids_mapped(ours: &[Value], theirs: &[Value]) {
     }
 }
 
-#[test]
-fn migrating_the_large_session_gives_what_pi_gives() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = copy_to(dir.path(), "seeds/pi-mono/large-session.jsonl");
-    let sm = SessionManager::open(&p, None).unwrap();
-    assert_eq!(sm.migrated_from(), Some(1));
-    assert_eq!(sm.entry_count(), 1018);
-    drop(sm);
-    let ours = records(&p);
+/// Checks that `ours` is pi's migration of the large session: the same
+/// records once ids are mapped, with unique 8-hex-digit ids.
+fn assert_is_pis_migration(ours: &[Value]) {
     let theirs = records(&fixture(
         "seeds/pi-mono/generated/large-session.migrated-by-pi-0.73.1.jsonl",
     ));
-    assert_same_with_ids_mapped(&ours, &theirs);
-    // Ids are 8 hex characters and unique.
+    assert_same_with_ids_mapped(ours, &theirs);
     let ids: std::collections::HashSet<&str> = ours[1..]
         .iter()
         .map(|r| r["id"].as_str().unwrap())
@@ -142,16 +135,121 @@ fn migrating_the_large_session_gives_what_pi_gives() {
     assert!(ids
         .iter()
         .all(|id| id.len() == 8 && id.chars().all(|c| c.is_ascii_hexdigit())));
+}
+
+#[test]
+fn migrating_the_large_session_gives_what_pi_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_to(dir.path(), "seeds/pi-mono/large-session.jsonl");
+    let mut sm = SessionManager::open(&p, None).unwrap();
+    assert_eq!(sm.migrated_from(), Some(1));
+    assert_eq!(sm.entry_count(), 1018);
+    assert!(sm.needs_rewrite());
+    sm.flush().unwrap();
+    assert!(!sm.needs_rewrite());
+    let leaf = sm.get_leaf_id().unwrap().to_string();
+    drop(sm);
+    let ours = records(&p);
+    assert_is_pis_migration(&ours);
+    // The ids handed out before the rewrite are the ones in the file.
+    assert_eq!(ours.last().unwrap()["id"], leaf.as_str());
     // Reopening does not migrate again.
     let sm = SessionManager::open(&p, None).unwrap();
     assert_eq!(sm.migrated_from(), None);
+    assert!(!sm.needs_rewrite());
+}
+
+#[test]
+fn opening_a_v1_file_does_not_change_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_to(dir.path(), "seeds/pi-mono/large-session.jsonl");
+    let before = std::fs::read(&p).unwrap();
+    let sm = SessionManager::open(&p, None).unwrap();
+    assert_eq!(sm.migrated_from(), Some(1));
+    assert!(sm.needs_rewrite());
+    // Reading works on the migrated entries while the file is untouched.
+    assert_eq!(sm.build_session_context().messages.len(), 914);
+    assert_eq!(sm.get_entries().len(), 1018);
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+    // The file is locked all the same: the writer owns it from the open.
+    assert!(matches!(
+        SessionManager::open(&p, None),
+        Err(StoreError::Locked { .. })
+    ));
+    drop(sm);
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["large-session.jsonl"], "no temp or lock files left");
+}
+
+#[test]
+fn the_first_append_rewrites_a_v1_file_then_appends() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_to(dir.path(), "seeds/pi-mono/large-session.jsonl");
+    let mut sm = SessionManager::open(&p, None).unwrap();
+    let leaf = sm.get_leaf_id().unwrap().to_string();
+    let id = sm
+        .append_message_value(json!({"role":"user","content":"after the migration","timestamp":7}))
+        .unwrap();
+    assert!(!sm.needs_rewrite());
+    let ours = records(&p);
+    assert_eq!(ours.len(), 1 + 1018 + 1);
+    assert_is_pis_migration(&ours[..ours.len() - 1]);
+    let last = ours.last().unwrap();
+    assert_eq!(last["id"], id.as_str());
+    assert_eq!(last["parentId"], leaf.as_str());
+    assert_eq!(last["message"]["content"], "after the migration");
+    // The writer holds the new file: a second open is refused, and more
+    // appends land in it.
+    assert!(matches!(
+        SessionManager::open(&p, None),
+        Err(StoreError::Locked { .. })
+    ));
+    sm.append_message_value(json!({"role":"user","content":"and more","timestamp":8}))
+        .unwrap();
+    drop(sm);
+    let again = SessionManager::open(&p, None).unwrap();
+    assert_eq!(again.migrated_from(), None);
+    assert_eq!(again.entry_count(), 1020);
+    assert_eq!(
+        again.get_entry(&id).unwrap().parent_id.as_deref(),
+        Some(leaf.as_str())
+    );
+}
+
+#[test]
+fn dying_before_the_first_append_leaves_the_v1_file_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_to(dir.path(), "seeds/pi-mono/large-session.jsonl");
+    let before = std::fs::read(&p).unwrap();
+    // Opened and navigated (nothing that writes), then the process goes
+    // away before its first append.
+    let mut sm = SessionManager::open(&p, None).unwrap();
+    let first = sm.get_entries()[0].id.clone();
+    sm.branch(&first).unwrap();
+    assert!(sm.needs_rewrite());
+    drop(sm);
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+    // The next open migrates again, from the intact original, and its
+    // first append still gives pi's migration.
+    let mut sm = SessionManager::open(&p, None).unwrap();
+    assert_eq!(sm.migrated_from(), Some(1));
+    assert_eq!(sm.entry_count(), 1018);
+    sm.append_thinking_level_change("low").unwrap();
+    drop(sm);
+    let ours = records(&p);
+    assert_is_pis_migration(&ours[..ours.len() - 1]);
 }
 
 #[test]
 fn v1_compactions_get_their_kept_entry_ids() {
     let dir = tempfile::tempdir().unwrap();
     let p = copy_to(dir.path(), "seeds/pi-mono/before-compaction.jsonl");
-    let sm = SessionManager::open(&p, None).unwrap();
+    let mut sm = SessionManager::open(&p, None).unwrap();
+    sm.flush().unwrap();
     let recs = records(&p);
     let comps: Vec<&Value> = recs.iter().filter(|r| r["type"] == "compaction").collect();
     assert_eq!(comps.len(), 2);

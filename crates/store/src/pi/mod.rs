@@ -8,8 +8,12 @@
 //! [`SessionManager::build_session_context`] returns what the model sees at
 //! the leaf.
 //!
-//! Opening a file migrates it to version 3 as pi does (see [`migrate`]) and
-//! rewrites it atomically. Appends go through an [`AppendWriter`]: whole
+//! Opening a file of an older version migrates it to version 3 as pi does
+//! (see [`migrate`]), in memory only: the file is rewritten (atomically and
+//! durably) just before the first write to it — an append that reaches the
+//! file, or [`SessionManager::flush`] — so an open that only reads never
+//! changes the file, and a process that dies before writing leaves the old
+//! file as it was. Appends go through an [`AppendWriter`]: whole
 //! lines, fsynced, one writer per file (a second manager on the same file
 //! gets [`StoreError::Locked`]), and a torn last line is cut into a sidecar
 //! file on open instead of having the next entry glued onto it. Like pi, a
@@ -151,6 +155,10 @@ pub struct SessionManager {
     diagnostics: Vec<Diagnostic>,
     recovery: Option<Recovery>,
     migrated_from: Option<u64>,
+    /// True while `base` holds a migration that is not yet in the file.
+    rewrite_pending: bool,
+    /// Why writing to the file is refused (it changed under us).
+    detached: Option<String>,
 }
 
 impl SessionManager {
@@ -175,6 +183,8 @@ impl SessionManager {
             diagnostics: Vec::new(),
             recovery: None,
             migrated_from: None,
+            rewrite_pending: false,
+            detached: None,
         }
     }
 
@@ -198,10 +208,13 @@ impl SessionManager {
     }
 
     /// Opens the session file at `path` for reading and appending: takes
-    /// its lock, cuts a torn tail into a sidecar, migrates an old version
-    /// (rewriting the file atomically). A missing file starts a new session
-    /// that will be written there. `session_dir` defaults to the file's
-    /// directory.
+    /// its lock and cuts a torn tail into a sidecar. An old version is
+    /// migrated in memory; the file is rewritten as version 3 (atomically,
+    /// then the lock is taken on the new file) only before the first write
+    /// to it, so an open that only reads leaves it untouched (see
+    /// [`SessionManager::needs_rewrite`]). A missing file starts a new
+    /// session that will be written there. `session_dir` defaults to the
+    /// file's directory.
     pub fn open(path: &Path, session_dir: Option<&Path>) -> Result<SessionManager, StoreError> {
         Self::open_with(path, session_dir, AppendOptions::default())
     }
@@ -293,27 +306,28 @@ impl SessionManager {
         }
     }
 
-    fn load_bytes(&mut self, path: &Path, bytes: Vec<u8>, rewrite: bool) -> Result<(), StoreError> {
+    /// Indexes a whole file; `writable` when this manager will write to it
+    /// (an old version is then marked for a rewrite).
+    fn load_bytes(
+        &mut self,
+        path: &Path,
+        bytes: Vec<u8>,
+        writable: bool,
+    ) -> Result<(), StoreError> {
         // An old version is migrated before the one full pass.
         let bytes = match index::header_version(&bytes) {
             Some(version) if version < migrate::CURRENT_VERSION => {
-                // Read-only loads give version 1 entries the ids the pi
-                // format reader gives them, so they are stable.
-                let scheme = if rewrite {
+                // Entries of a file that will be rewritten get pi's random
+                // ids (the ones the rewrite stores); read-only loads give
+                // version 1 entries the ids the pi format reader gives
+                // them, so they are stable.
+                let scheme = if writable {
                     migrate::IdScheme::Random
                 } else {
                     migrate::IdScheme::LineNumbers
                 };
                 let new = migrate::migrate_bytes_with(&bytes, version, scheme);
-                if rewrite {
-                    crate::snapshot::write_atomic(path, &new)?;
-                    // The lock and the appends must follow the new file;
-                    // the old writer goes first so its release does not
-                    // remove the new holder's lock record.
-                    self.writer = None;
-                    let (w, _) = AppendWriter::open(path, self.options)?;
-                    self.writer = Some(w);
-                }
+                self.rewrite_pending = writable;
                 self.migrated_from = Some(version);
                 new
             }
@@ -496,6 +510,7 @@ impl SessionManager {
 
     /// Writes what is not yet on disk, once the session has an assistant
     /// message (pi's rule: no file for a session the model never answered).
+    /// A deferred migration rewrite goes first.
     fn persist_pending(&mut self) -> Result<(), StoreError> {
         if !self.persist || !self.has_assistant {
             return Ok(());
@@ -503,6 +518,11 @@ impl SessionManager {
         let Some(path) = self.file.clone() else {
             return Ok(());
         };
+        if self.header_written && self.written == self.slots.len() {
+            return Ok(());
+        }
+        self.check_attached(&path)?;
+        self.rewrite_if_pending(&path)?;
         if self.writer.is_none() {
             let (w, rec) = AppendWriter::open(&path, self.options)?;
             if !rec.is_clean() {
@@ -526,6 +546,67 @@ impl SessionManager {
             }
             self.written += 1;
         }
+        Ok(())
+    }
+
+    /// Refuses to write once the file changed under this manager.
+    fn check_attached(&self, path: &Path) -> Result<(), StoreError> {
+        match &self.detached {
+            Some(reason) => Err(StoreError::Unusable {
+                path: path.to_path_buf(),
+                reason: reason.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Performs a deferred migration: replaces the file by the migrated
+    /// bytes (temp file, fsync, rename, directory fsync) and moves the lock
+    /// and the writer to the new file.
+    ///
+    /// Until the rename the old file stays locked by this manager, so no
+    /// other writer appends to it; a failure before the rename leaves it
+    /// as it was and the rewrite still pending. The new file is locked
+    /// right after the rename; if another writer got to it first, or it
+    /// no longer holds exactly the migrated bytes, this manager stops
+    /// writing ([`StoreError::Unusable`]) rather than append to a file it
+    /// does not own.
+    fn rewrite_if_pending(&mut self, path: &Path) -> Result<(), StoreError> {
+        if !self.rewrite_pending {
+            return Ok(());
+        }
+        if self.writer.is_none() {
+            // Not reachable through the public API (a writable open holds
+            // the writer); refuse rather than write unlocked.
+            return Err(StoreError::Unusable {
+                path: path.to_path_buf(),
+                reason: "the lock of the file is not held".into(),
+            });
+        }
+        crate::snapshot::write_atomic(path, &self.base)?;
+        self.rewrite_pending = false;
+        // The old writer goes first so that its release does not remove
+        // the new holder's lock record.
+        self.writer = None;
+        let (w, _) = match AppendWriter::open(path, self.options) {
+            Ok(x) => x,
+            Err(e) => {
+                self.detached = Some(format!(
+                    "could not take the lock of the file after its migration rewrite: {e}"
+                ));
+                return Err(e);
+            }
+        };
+        if w.len() != self.base.len() as u64 {
+            self.detached = Some(format!(
+                "the file changed between its migration rewrite and taking its lock ({} bytes written, {} found)",
+                self.base.len(),
+                w.len()
+            ));
+            drop(w);
+            return self.check_attached(path);
+        }
+        self.writer = Some(w);
         Ok(())
     }
 
@@ -963,14 +1044,29 @@ impl SessionManager {
         self.recovery.as_ref()
     }
 
-    /// Returns the version the file was migrated from on open, if it was.
+    /// Returns the version the file was migrated from on open, if it was
+    /// (whether or not the migrated file has been written yet).
     pub fn migrated_from(&self) -> Option<u64> {
         self.migrated_from
     }
 
-    /// Writes entries still held in memory (a session without an assistant
-    /// message) and syncs the file.
+    /// True while the file still holds the old version this manager
+    /// migrated in memory: the next write to it (an append that reaches
+    /// the file, or [`SessionManager::flush`]) rewrites it first.
+    pub fn needs_rewrite(&self) -> bool {
+        self.rewrite_pending
+    }
+
+    /// Writes what is held in memory: a pending migration rewrite, and
+    /// entries of a session without an assistant message; then syncs the
+    /// file.
     pub fn flush(&mut self) -> Result<(), StoreError> {
+        if self.persist && self.rewrite_pending {
+            if let Some(path) = self.file.clone() {
+                self.check_attached(&path)?;
+                self.rewrite_if_pending(&path)?;
+            }
+        }
         let had = self.has_assistant;
         self.has_assistant = true;
         let r = self.persist_pending();
