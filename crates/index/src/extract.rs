@@ -124,7 +124,10 @@ pub fn extract(session: &Session) -> Extracted {
         }
         docs.push(doc_of(e, ts));
     }
-    let first_prompt = session.first_prompt().map(|p| cut(p.trim(), 500));
+    let first_prompt = session
+        .first_prompt()
+        .or_else(|| run_input(session))
+        .map(|p| cut(p.trim(), 500));
     let title = meta
         .title
         .clone()
@@ -152,6 +155,25 @@ pub fn extract(session: &Session) -> Extracted {
         docs,
         usage,
     }
+}
+
+/// Returns the text that started the first run (codelia's run logs hold
+/// the prompt there rather than in a user message).
+fn run_input(session: &Session) -> Option<String> {
+    session.entries.iter().find_map(|e| match &e.kind {
+        EntryKind::RunStart { input, .. } => {
+            let t = match input.get("text").and_then(Value::as_str) {
+                Some(text) => text.to_string(),
+                None => {
+                    let mut t = String::new();
+                    strings_of(input, &mut t);
+                    t
+                }
+            };
+            (!t.trim().is_empty()).then_some(t)
+        }
+        _ => None,
+    })
 }
 
 fn last_session_name(session: &Session) -> Option<String> {

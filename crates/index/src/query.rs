@@ -94,10 +94,56 @@ fn phrase(text: &str, prefix: bool) -> String {
     p
 }
 
-/// Translates a user query to an FTS5 expression over the content columns.
-pub fn to_fts(query: &str) -> Result<String, IndexError> {
+/// A parsed query: groups of alternatives that are all required, and
+/// excluded phrases; each phrase already quoted for FTS5.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Parsed {
+    pub required: Vec<Vec<String>>,
+    pub excluded: Vec<String>,
+}
+
+impl Parsed {
+    /// Returns the FTS5 expression over the content columns.
+    pub fn expr(&self) -> String {
+        let mut expr = self.groups(&|_| true).unwrap_or_default();
+        if !self.excluded.is_empty() {
+            expr = format!("({expr}) NOT ({})", self.excluded.join(" OR "));
+        }
+        format!("{CONTENT_COLUMNS} : ({expr})")
+    }
+
+    /// Returns the expression of the required groups whose alternatives all
+    /// satisfy `keep` (no exclusions), or `None` when no group is left.
+    pub fn ranking_expr(&self, keep: &dyn Fn(&str) -> bool) -> Option<String> {
+        self.groups(keep)
+            .map(|e| format!("{CONTENT_COLUMNS} : ({e})"))
+    }
+
+    fn groups(&self, keep: &dyn Fn(&str) -> bool) -> Option<String> {
+        let groups: Vec<String> = self
+            .required
+            .iter()
+            .filter(|g| g.iter().all(|p| keep(p)))
+            .map(|g| {
+                if g.len() == 1 {
+                    g[0].clone()
+                } else {
+                    format!("({})", g.join(" OR "))
+                }
+            })
+            .collect();
+        (!groups.is_empty()).then(|| groups.join(" AND "))
+    }
+
+    /// Returns every required phrase.
+    pub fn phrases(&self) -> impl Iterator<Item = &String> {
+        self.required.iter().flatten()
+    }
+}
+
+/// Parses a user query.
+pub(crate) fn parse(query: &str) -> Result<Parsed, IndexError> {
     let toks = tokenize(query);
-    // Groups of alternatives (a OR b), each required or excluded.
     let mut required: Vec<Vec<String>> = Vec::new();
     let mut excluded: Vec<String> = Vec::new();
     let mut negate = false;
@@ -134,21 +180,12 @@ pub fn to_fts(query: &str) -> Result<String, IndexError> {
                     .to_string(),
         });
     }
-    let groups: Vec<String> = required
-        .into_iter()
-        .map(|g| {
-            if g.len() == 1 {
-                g.into_iter().collect()
-            } else {
-                format!("({})", g.join(" OR "))
-            }
-        })
-        .collect();
-    let mut expr = groups.join(" AND ");
-    if !excluded.is_empty() {
-        expr = format!("({expr}) NOT ({})", excluded.join(" OR "));
-    }
-    Ok(format!("{CONTENT_COLUMNS} : ({expr})"))
+    Ok(Parsed { required, excluded })
+}
+
+/// Translates a user query to an FTS5 expression over the content columns.
+pub fn to_fts(query: &str) -> Result<String, IndexError> {
+    Ok(parse(query)?.expr())
 }
 
 #[cfg(test)]

@@ -82,6 +82,7 @@ CREATE VIRTUAL TABLE fts USING fts5(
   tokenize = 'unicode61 remove_diacritics 2'
 );
 INSERT INTO fts(fts, rank) VALUES('pgsz', 4000);
+INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);
 ";
 
 /// How an index file was opened.

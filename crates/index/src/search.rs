@@ -5,15 +5,20 @@
 //! `-bm25 × (0.5 + 0.5 / (1 + age_days / 30))`, so a match from today counts
 //! twice one from long ago at equal relevance. Only the newest
 //! [`SearchParams::candidates`] matching entries (by index order, which
-//! follows file age) are ranked: a word found in a million entries is
-//! answered in milliseconds, and rarer words are ranked over every match.
+//! follows file age) are ranked, so a word found in a million entries is
+//! answered in milliseconds while rarer words are ranked over every match.
+//! BM25 weighs each phrase by how rare it is, which FTS5 learns by counting
+//! every entry containing it; a phrase in more than 20,000 entries weighs
+//! next to nothing, so it is left out of the weighing (it still has to
+//! match), as are prefixes. A query with nothing left to weigh lists the
+//! newest matches first.
 //!
 //! Filters (agent, project, role, tool, session) are terms of the same
 //! full-text query (tags stored with each entry), so they narrow the match
 //! inside the index; times filter on the entry's timestamp.
 
 use crate::error::SqlContext;
-use crate::query::to_fts;
+use crate::query;
 use crate::writer::{project_key, tag};
 use crate::{Index, IndexError};
 use rusqlite::params;
@@ -139,15 +144,19 @@ impl Hit {
 }
 
 const FIELDS: [&str; 4] = ["text", "thinking", "tools", "output"];
+/// Entries a phrase must be in to count as too common to weigh.
+const COMMON: i64 = 20_000;
 const OPEN: char = '\u{2}';
 const CLOSE: char = '\u{3}';
 
 impl Index {
     /// Searches every indexed entry; returns the best hits first.
     pub fn search(&self, p: &SearchParams) -> Result<Vec<Hit>, IndexError> {
-        let Some(expr) = self.match_expr(p)? else {
+        let parsed = query::parse(&p.query)?;
+        let Some(filters) = self.filter_expr(p)? else {
             return Ok(Vec::new());
         };
+        let expr = format!("{}{filters}", parsed.expr());
         let limit = if p.limit == 0 { 20 } else { p.limit };
         let candidates = if p.candidates == 0 {
             2000
@@ -156,52 +165,64 @@ impl Index {
         }
         .max(limit);
         let now = p.now_ms.unwrap_or_else(crate::time::now_ms);
-        let timed = p.since_ms.is_some() || p.until_ms.is_some();
-        // The newest candidates with their BM25 (and, when filtering by
-        // time, their timestamps).
-        let sql = if timed {
-            "SELECT f.rowid, bm25(fts, 10.0, 3.0, 5.0, 2.0, 0.0), d.ts_ms
-             FROM fts f JOIN docs d ON d.id = f.rowid
-             WHERE fts MATCH ?1
-               AND (?2 IS NULL OR d.ts_ms >= ?2)
-               AND (?3 IS NULL OR d.ts_ms < ?3)
-             ORDER BY f.rowid DESC LIMIT ?4"
-        } else {
-            "SELECT rowid, bm25(fts, 10.0, 3.0, 5.0, 2.0, 0.0), NULL
-             FROM fts WHERE fts MATCH ?1 AND ?2 IS NULL AND ?3 IS NULL
-             ORDER BY rowid DESC LIMIT ?4"
+        // Phrases in very many entries carry almost no weight in BM25, and
+        // FTS5 counts every entry of every phrase to weigh it: rank by the
+        // selective phrases only (prefixes match but do not weigh).
+        let mut selective = std::collections::HashSet::new();
+        for ph in parsed.phrases() {
+            if !ph.ends_with('*') && self.phrase_count(ph, COMMON)? < COMMON {
+                selective.insert(ph.clone());
+            }
+        }
+        let ranking = parsed.ranking_expr(&|ph: &str| selective.contains(ph));
+        let Some(ranking) = ranking else {
+            // Nothing to weigh: the newest matches, with their snippets, in
+            // one pass.
+            return self.newest(&expr, p, limit);
         };
-        let mut stmt = self.conn.prepare_cached(sql).at(&self.path)?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT f.rowid, d.ts_ms FROM fts f JOIN docs d ON d.id = f.rowid
+                 WHERE fts MATCH ?1
+                   AND (?2 IS NULL OR d.ts_ms >= ?2)
+                   AND (?3 IS NULL OR d.ts_ms < ?3)
+                 ORDER BY f.rowid DESC LIMIT ?4",
+            )
+            .at(&self.path)?;
         let rows = stmt
             .query_map(
                 params![expr, p.since_ms, p.until_ms, candidates as i64],
-                |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, f64>(1)?,
-                        r.get::<_, Option<i64>>(2)?,
-                    ))
-                },
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?)),
             )
             .map_err(|e| query_error(&self.path, &p.query, e))?;
-        let mut cands = Vec::new();
+        let mut times = std::collections::HashMap::new();
         for row in rows {
-            cands.push(row.map_err(|e| query_error(&self.path, &p.query, e))?);
+            let (id, ts) = row.map_err(|e| query_error(&self.path, &p.query, e))?;
+            times.insert(id, ts);
         }
-        if !timed {
-            // Recency moves a score by at most a factor of two: the best by
-            // relevance alone hold the final hits. Fetch their times.
-            cands.sort_by(|a, b| a.1.total_cmp(&b.1));
-            cands.truncate((limit * 10).max(200));
-            let times = self.doc_times(cands.iter().map(|c| c.0))?;
-            for c in &mut cands {
-                c.2 = times.get(&c.0).copied().flatten();
+        let Some(&min) = times.keys().min() else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT rowid, bm25(fts, 10.0, 3.0, 5.0, 2.0, 0.0) FROM fts
+                 WHERE fts MATCH ?1 AND rowid >= ?2",
+            )
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map(params![ranking, min], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+            })
+            .map_err(|e| query_error(&self.path, &p.query, e))?;
+        let mut scored = Vec::with_capacity(times.len());
+        for row in rows {
+            let (id, bm25) = row.map_err(|e| query_error(&self.path, &p.query, e))?;
+            if let Some(ts) = times.get(&id) {
+                scored.push((id, score(bm25, *ts, now)));
             }
         }
-        let mut scored: Vec<(i64, f64)> = cands
-            .into_iter()
-            .map(|(id, bm25, ts)| (id, score(bm25, ts, now)))
-            .collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
         scored.truncate(limit);
         let mut snippets = self.snippets(&expr, scored.iter().map(|s| s.0).collect())?;
@@ -214,30 +235,53 @@ impl Index {
             .collect()
     }
 
-    /// Returns the times of documents.
-    fn doc_times(
-        &self,
-        ids: impl Iterator<Item = i64>,
-    ) -> Result<std::collections::HashMap<i64, Option<i64>>, IndexError> {
-        let list: Vec<String> = ids.map(|i| i.to_string()).collect();
-        let mut out = std::collections::HashMap::with_capacity(list.len());
-        if list.is_empty() {
-            return Ok(out);
-        }
-        // The ids are integers from the index itself, safe to inline.
-        let sql = format!(
-            "SELECT id, ts_ms FROM docs WHERE id IN ({})",
-            list.join(",")
-        );
-        let mut stmt = self.conn.prepare(&sql).at(&self.path)?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?))
-            })
+    /// Returns how many entries match `phrase`, counting up to `cap`.
+    fn phrase_count(&self, phrase: &str, cap: i64) -> Result<i64, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT ?2)")
             .at(&self.path)?;
-        for r in rows {
-            let (id, ts) = r.at(&self.path)?;
-            out.insert(id, ts);
+        stmt.query_row(
+            params![format!("{} : {phrase}", query::CONTENT_COLUMNS), cap],
+            |r| r.get(0),
+        )
+        .map_err(|e| query_error(&self.path, phrase, e))
+    }
+
+    /// Returns the newest matches, ranked by recency alone.
+    fn newest(&self, expr: &str, p: &SearchParams, limit: usize) -> Result<Vec<Hit>, IndexError> {
+        let now = p.now_ms.unwrap_or_else(crate::time::now_ms);
+        let open = OPEN.to_string();
+        let close = CLOSE.to_string();
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT f.rowid, d.ts_ms, snippet(fts, 0, ?5, ?6, '…', 24),
+                        snippet(fts, 1, ?5, ?6, '…', 24), snippet(fts, 2, ?5, ?6, '…', 24),
+                        snippet(fts, 3, ?5, ?6, '…', 24)
+                 FROM fts f JOIN docs d ON d.id = f.rowid
+                 WHERE fts MATCH ?1
+                   AND (?2 IS NULL OR d.ts_ms >= ?2)
+                   AND (?3 IS NULL OR d.ts_ms < ?3)
+                 ORDER BY f.rowid DESC LIMIT ?4",
+            )
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map(
+                params![expr, p.since_ms, p.until_ms, limit as i64, open, close],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, Option<i64>>(1)?,
+                        [r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?],
+                    ))
+                },
+            )
+            .map_err(|e| query_error(&self.path, &p.query, e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, ts, snips) = row.map_err(|e| query_error(&self.path, &p.query, e))?;
+            out.push(self.hit(id, score(-1.0, ts, now), snips)?);
         }
         Ok(out)
     }
@@ -285,10 +329,10 @@ impl Index {
         Ok(out)
     }
 
-    /// Returns the FTS5 expression with filters, or `None` when a filter
-    /// matches nothing.
-    fn match_expr(&self, p: &SearchParams) -> Result<Option<String>, IndexError> {
-        let mut expr = to_fts(&p.query)?;
+    /// Returns the filter terms to add to the query (empty without
+    /// filters), or `None` when a filter matches nothing.
+    fn filter_expr(&self, p: &SearchParams) -> Result<Option<String>, IndexError> {
+        let mut expr = String::new();
         let mut add = |tags: Vec<String>| {
             let tags: Vec<String> = tags.into_iter().map(|t| format!("\"{t}\"")).collect();
             expr = format!("{expr} AND tags : ({})", tags.join(" OR "));

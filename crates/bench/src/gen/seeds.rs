@@ -25,7 +25,7 @@ pub fn write_codelia(home: &Path, c: &Conv) -> std::io::Result<PathBuf> {
         json!({"type": "header", "schema_version": 1, "run_id": run, "started_at": iso(c.start_ms),
                "client": {"name": "tui", "version": "0.1.0"}, "server": {"name": "runtime", "version": "0.1.0"},
                "model": {"provider": "openai", "name": "gpt-4.1-mini", "reasoning": "medium"},
-               "prompts": {"system": "You are a coding assistant."}}),
+               "prompts": {"system": "You are a coding assistant."}, "runtime": {"cwd": c.project}}),
         json!({"type": "run.start", "run_id": run, "ts": ts(), "input": {"type": "text", "text": first},
                "ui_context": {"cwd": c.project}}),
     ];

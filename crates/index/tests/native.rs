@@ -1,0 +1,292 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The index over native session files: a generated corpus of every agent,
+//! the real fixtures, and incremental updates of the append-only formats.
+
+use agentlog_bench::gen;
+use agentlog_formats::discover::{discover_all, DiscoverEnv, Found};
+use agentlog_index::{Index, ListParams, SearchParams};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures");
+
+fn open(dir: &Path) -> Index {
+    Index::open(&dir.join("ix/index.sqlite")).unwrap().0
+}
+
+#[test]
+fn a_generated_corpus_is_discovered_and_cataloged() {
+    let home = tempfile::tempdir().unwrap();
+    let g = gen::generate(home.path(), 3_000_000, 7).unwrap();
+    let found = discover_all(&DiscoverEnv::with_home(home.path()), None);
+    let mut want: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, a) in &g.files {
+        *want.entry(a).or_default() += 1;
+    }
+    let mut got: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in &found {
+        *got.entry(f.format).or_default() += 1;
+    }
+    assert_eq!(got, want, "discovery finds exactly the generated sessions");
+
+    let work = tempfile::tempdir().unwrap();
+    let mut ix = open(work.path());
+    let r = ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!(r.failed, 0, "{:?}", ix.failed_files().unwrap());
+    assert_eq!(r.read_full, g.files.len());
+    let list = ix.sessions(&ListParams::default()).unwrap();
+    assert_eq!(list.len(), g.files.len());
+    let by_path: BTreeMap<&str, _> = list.iter().map(|s| (s.path.as_str(), s)).collect();
+    for (n, (path, agent)) in g.files.iter().enumerate() {
+        let c = gen::conv(7, n as u64);
+        let s = by_path[path.to_str().unwrap()];
+        assert_eq!(
+            s.project.as_deref(),
+            Some(c.project.as_str()),
+            "{agent} {}",
+            path.display()
+        );
+        assert!(
+            s.created_ms.is_some() && s.updated_ms >= s.created_ms,
+            "{agent}"
+        );
+        if *agent != "codelia" {
+            // codelia names runs, not sessions; every other agent keeps the id.
+            assert!(
+                s.session_id.contains(&c.id[..8]),
+                "{agent}: {} vs {}",
+                s.session_id,
+                c.id
+            );
+        }
+        let prompt = s.first_prompt.as_deref().unwrap_or("");
+        assert!(
+            prompt.starts_with(&c.turns[0].user[..20]),
+            "{agent}: {prompt:?}"
+        );
+        if *agent == "claude" || *agent == "pi" {
+            // One usage per model response: the tool-calling responses and
+            // the answer of every turn, never the repeated streamed lines.
+            let responses: usize = c.turns.iter().map(|t| t.steps.len() + 1).sum();
+            let mut output = 0;
+            for t in &c.turns {
+                output += t.usage.output + t.steps.iter().map(|s| s.usage.output).sum::<u64>();
+            }
+            let tok: u64 = s.tokens.iter().map(|t| t.responses).sum();
+            let out: u64 = s.tokens.iter().map(|t| t.output).sum();
+            assert_eq!(
+                (tok, out),
+                (responses as u64, output),
+                "{agent} {}",
+                path.display()
+            );
+            let calls: usize = c.turns.iter().map(|t| t.steps.len()).sum();
+            assert_eq!(s.tool_calls, calls as u64, "{agent}");
+            assert_eq!(s.user_messages, c.turns.len() as u64, "{agent}");
+        }
+    }
+    // Every agent's text is searchable, and thinking is marked.
+    let first = &gen::conv(7, 0).turns[0].user;
+    let word = first
+        .split_whitespace()
+        .find(|w| w.len() > 6)
+        .unwrap_or("the");
+    let hits = ix
+        .search(&SearchParams::new(
+            word.trim_matches(|c: char| !c.is_alphanumeric()),
+        ))
+        .unwrap();
+    assert!(!hits.is_empty());
+    let mut p = SearchParams::new("the");
+    p.roles = vec!["thinking".into()];
+    p.limit = 50;
+    let hits = ix.search(&p).unwrap();
+    assert!(
+        !hits.is_empty()
+            && hits
+                .iter()
+                .all(|h| h.field == "thinking" || h.field == "text")
+    );
+    assert!(hits.iter().any(|h| h.field == "thinking"));
+}
+
+/// Native lines of another generated conversation of `agent`, header
+/// excluded.
+fn more_lines(agent: &str, n: usize) -> Vec<String> {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = gen::conv(99, 5);
+    let p = gen::write_session(tmp.path(), agent, &c).unwrap();
+    let text = std::fs::read_to_string(p).unwrap();
+    let skip = usize::from(agent != "claude");
+    text.lines().skip(skip).take(n).map(String::from).collect()
+}
+
+fn entry_ids_full(path: &Path, format: &'static str) -> (Vec<String>, u64) {
+    let work = tempfile::tempdir().unwrap();
+    let mut ix = open(work.path());
+    ix.update(
+        &[Found {
+            path: path.to_path_buf(),
+            format,
+        }],
+        &mut |_| {},
+    )
+    .unwrap();
+    let s = &ix.sessions(&ListParams::default()).unwrap()[0];
+    (ix.entry_ids(path.to_str().unwrap()).unwrap(), s.messages)
+}
+
+#[test]
+fn appended_lines_are_indexed_incrementally_like_a_full_read() {
+    for (n, agent) in [(3u64, "claude"), (4, "codex"), (5, "pi")] {
+        let home = tempfile::tempdir().unwrap();
+        let c = gen::conv(11, n);
+        let path = gen::write_session(home.path(), agent, &c).unwrap();
+        let found = vec![Found {
+            path: path.clone(),
+            format: agent,
+        }];
+        let work = tempfile::tempdir().unwrap();
+        let mut ix = open(work.path());
+        ix.update(&found, &mut |_| {}).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        let st = ix.file_state(&path).unwrap().unwrap();
+        assert_eq!(st.indexed_to, before.len() as u64, "{agent}");
+        assert!(st.tail_line > 1 && st.tail_offset > 0, "{agent}: {st:?}");
+        let docs_before = ix.counts().unwrap().0;
+
+        // Append whole lines and a torn one (a write in progress).
+        let extra = more_lines(agent, 40);
+        let mut grown = before.clone();
+        for l in &extra {
+            grown.extend_from_slice(l.as_bytes());
+            grown.push(b'\n');
+        }
+        let whole = grown.len();
+        grown.extend_from_slice(b"{\"type\":\"mess");
+        std::fs::write(&path, &grown).unwrap();
+        let r = ix.update(&found, &mut |_| {}).unwrap();
+        assert_eq!((r.appended, r.read_full), (1, 0), "{agent}: {r:?}");
+        // Only the tail was read: from the last turn's start to the end.
+        assert!(
+            r.bytes_read < (whole as u64 - st.tail_offset) + 1,
+            "{agent}: {r:?}"
+        );
+        assert_eq!(r.bytes_read, whole as u64 - st.tail_offset, "{agent}");
+        let st2 = ix.file_state(&path).unwrap().unwrap();
+        assert_eq!(st2.indexed_to, whole as u64, "{agent}: the torn tail waits");
+        assert!(st2.tail_offset >= st.tail_offset, "{agent}");
+        assert!(ix.counts().unwrap().0 > docs_before, "{agent}");
+
+        // Same entries and counts as reading the whole file afresh.
+        std::fs::write(&path, &grown[..whole]).unwrap();
+        let (full_ids, full_messages) = entry_ids_full(&path, agent);
+        std::fs::write(&path, &grown).unwrap();
+        assert_eq!(
+            ix.entry_ids(path.to_str().unwrap()).unwrap(),
+            full_ids,
+            "{agent}"
+        );
+        let s = &ix.sessions(&ListParams::default()).unwrap()[0];
+        assert_eq!(s.messages, full_messages, "{agent}");
+
+        // The torn line completed later is read then.
+        let mut done = grown[..whole].to_vec();
+        done.extend_from_slice(extra[0].as_bytes());
+        done.push(b'\n');
+        std::fs::write(&path, &done).unwrap();
+        let r = ix.update(&found, &mut |_| {}).unwrap();
+        assert_eq!(r.appended, 1, "{agent}");
+        assert_eq!(
+            ix.file_state(&path).unwrap().unwrap().indexed_to,
+            done.len() as u64
+        );
+
+        // A rewrite (shorter file) is read in full; a deleted file leaves.
+        std::fs::write(&path, &before[..before.len() / 2 + 1]).unwrap();
+        let cut = before[..before.len() / 2 + 1].to_vec();
+        let cut_whole = cut.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let r = ix.update(&found, &mut |_| {}).unwrap();
+        assert_eq!(r.read_full, 1, "{agent}");
+        assert_eq!(
+            ix.file_state(&path).unwrap().unwrap().indexed_to,
+            cut_whole as u64
+        );
+        std::fs::remove_file(&path).unwrap();
+        let r = ix.update(&found, &mut |_| {}).unwrap();
+        assert_eq!(r.removed, 1);
+        assert_eq!(ix.counts().unwrap(), (0, 0, 0));
+    }
+}
+
+fn fixture_files() -> Vec<Found> {
+    let root = PathBuf::from(FIXTURES).join("native");
+    let mut out = Vec::new();
+    for (dir, format) in [
+        ("claude", "claude"),
+        ("codex", "codex"),
+        ("gemini", "gemini"),
+        ("cursor", "cursor"),
+    ] {
+        for p in agentlog_formats::discover::walk_files(&root.join(dir), 4, &|p: &Path| {
+            p.extension().is_some_and(|e| e == "jsonl" || e == "json")
+        }) {
+            if agentlog_formats::registry::detect(&p)
+                .ok()
+                .map(|f| f.name())
+                == Some(format)
+            {
+                out.push(Found { path: p, format });
+            }
+        }
+    }
+    let pi = PathBuf::from(FIXTURES).join("seeds/pi-mono/large-session.jsonl");
+    out.push(Found {
+        path: pi,
+        format: "pi",
+    });
+    out
+}
+
+#[test]
+fn the_fixtures_of_every_agent_are_cataloged_and_searchable() {
+    let found = fixture_files();
+    assert!(found.iter().any(|f| f.format == "claude"));
+    let work = tempfile::tempdir().unwrap();
+    let mut ix = open(work.path());
+    let r = ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!(r.read_full + r.failed, found.len());
+    let list = ix.sessions(&ListParams::default()).unwrap();
+    assert!(!list.is_empty());
+    // The Claude Code fixture used for the viewer: project, prompt, tokens.
+    let s = list
+        .iter()
+        .find(|s| {
+            s.path
+                .ends_with("1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl")
+        })
+        .expect("claude fixture indexed");
+    assert_eq!(s.agent, "claude");
+    assert_eq!(s.project.as_deref(), Some("/path/to/Demo"));
+    assert!(s
+        .tokens
+        .iter()
+        .any(|t| t.model == "claude-sonnet-4-20250514"));
+    // pi's large session: the session cwd and a phrase from it.
+    let pi = list
+        .iter()
+        .find(|s| s.agent == "pi")
+        .expect("pi fixture indexed");
+    assert_eq!(
+        pi.project.as_deref(),
+        Some("/Users/badlogic/workspaces/pi-mono")
+    );
+    let mut p = SearchParams::new("\"user-message-selector.ts\"");
+    p.agents = vec!["pi".into()];
+    let hits = ix.search(&p).unwrap();
+    assert!(!hits.is_empty());
+    assert_eq!(hits[0].session_id, pi.session_id);
+    let mut p = SearchParams::new("CLAUDE.md");
+    p.agents = vec!["claude".into()];
+    assert!(!ix.search(&p).unwrap().is_empty());
+}
