@@ -70,6 +70,16 @@ pub(crate) struct LabelRec {
     pub slot: u32,
 }
 
+/// What a migration already knows about an entry line it wrote (the
+/// line starting at `offset` of its output), so that indexing does not
+/// parse the line again.
+pub(crate) struct Known {
+    pub offset: usize,
+    pub ty: Ty,
+    pub id: Box<str>,
+    pub parent_id: Option<Box<str>>,
+}
+
 /// What indexing a file found.
 pub(crate) struct Scan {
     pub header: Option<Map<String, Value>>,
@@ -167,8 +177,11 @@ pub(crate) fn header_version(bytes: &[u8]) -> Option<u64> {
 }
 
 /// Indexes `bytes` (a whole pi file). Lines that cannot be read become
-/// diagnostics; the first record must be a session header.
-pub(crate) fn scan(path: &Path, bytes: &[u8]) -> Scan {
+/// diagnostics; the first record must be a session header. The fields of
+/// the entry lines in `known` (in offset order) are taken as given
+/// instead of parsing those lines.
+pub(crate) fn scan(path: &Path, bytes: &[u8], known: Vec<Known>) -> Scan {
+    let mut known = known.into_iter().peekable();
     let mut out = Scan {
         header: None,
         slots: Vec::with_capacity(bytes.len() / 600 + 16),
@@ -189,6 +202,22 @@ pub(crate) fn scan(path: &Path, bytes: &[u8]) -> Scan {
                 "line is not valid UTF-8; skipped (kept in the file)",
             ));
             continue;
+        }
+        while known.next_if(|k| k.offset < line.offset).is_some() {}
+        if let Some(k) = known.next_if(|k| k.offset == line.offset) {
+            if !first {
+                out.slots.push(Slot {
+                    start: line.offset,
+                    end: line.offset + line.bytes.len(),
+                    appended: false,
+                    ty: k.ty,
+                    id: k.id,
+                    parent_id: k.parent_id,
+                    parent: NONE,
+                    line: line.number,
+                });
+                continue;
+            }
         }
         let (f, obj) = match fields_of(line.bytes) {
             Ok(x) => x,
@@ -250,4 +279,72 @@ pub(crate) fn scan(path: &Path, bytes: &[u8]) -> Scan {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pi::migrate::{migrate_bytes_with, migrate_indexed, IdScheme};
+
+    type Row = (usize, usize, Ty, String, Option<String>, u64);
+
+    fn rows(s: &Scan) -> Vec<Row> {
+        s.slots
+            .iter()
+            .map(|x| {
+                (
+                    x.start,
+                    x.end,
+                    x.ty,
+                    x.id.to_string(),
+                    x.parent_id.as_deref().map(str::to_string),
+                    x.line,
+                )
+            })
+            .collect()
+    }
+
+    /// The index of a migrated file is the same whether the migration's
+    /// knowledge is used or every line is parsed.
+    fn assert_known_matches_parsing(src: &[u8]) {
+        let p = Path::new("t.jsonl");
+        for scheme in [IdScheme::LineNumbers, IdScheme::Random] {
+            let (out, known) = migrate_indexed(src, 1, scheme);
+            assert!(!known.is_empty());
+            let fast = scan(p, &out, known);
+            let slow = scan(p, &out, Vec::new());
+            assert_eq!(rows(&fast), rows(&slow));
+            assert_eq!(fast.header, slow.header);
+            assert_eq!(fast.labels.len(), slow.labels.len());
+            assert_eq!(fast.diagnostics.len(), slow.diagnostics.len());
+            if scheme == IdScheme::LineNumbers {
+                assert_eq!(out, migrate_bytes_with(src, 1, scheme));
+            }
+        }
+    }
+
+    #[test]
+    fn migrated_entries_index_as_if_parsed() {
+        let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures");
+        for rel in [
+            "seeds/pi-mono/large-session.jsonl",
+            "seeds/pi-mono/before-compaction.jsonl",
+        ] {
+            let src = std::fs::read(Path::new(fixtures).join(rel)).unwrap();
+            assert_known_matches_parsing(&src);
+        }
+        // Odd lines: garbage before and after the header, blank and CRLF
+        // lines, escapes, labels, a second header, a non-object.
+        let src = "\u{feff}garbage\n{\"type\":\"session\",\"id\":\"s\",\"cwd\":\"/\"}\r\n\n\
+            {\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"a\\\"b\"}}\n\
+            not json\n\
+            {\"type\":\"mess\\u0061ge\",\"message\":{\"role\":\"assistant\"}}\r\n\
+            {\"type\":\"label\",\"targetId\":\"x\",\"label\":\"l\"}\n\
+            [1,2]\n\
+            {\"type\":\"session\",\"id\":\"s2\"}\n   \n\
+            {\"type\":\"compaction\",\"firstKeptEntryIndex\":1,\"summary\":\"s\"}\n\
+            {  \"type\" : \"model_change\" , \"provider\":\"p\" }  \n\
+            {\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[]}}";
+        assert_known_matches_parsing(src.as_bytes());
+    }
 }

@@ -11,6 +11,7 @@
 //! kept verbatim instead of being dropped.
 
 use super::ids::new_entry_id;
+use super::index::{Known, Ty};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -60,6 +61,27 @@ pub fn migrate_bytes(bytes: &[u8], version: u64) -> Vec<u8> {
 /// Rewrites a whole pi file at `version` as a version 3 file, giving
 /// version 1 entries ids by `scheme`, and returns the new bytes.
 pub fn migrate_bytes_with(bytes: &[u8], version: u64, scheme: IdScheme) -> Vec<u8> {
+    migrate_impl(bytes, version, scheme, None)
+}
+
+/// Like [`migrate_bytes_with`], also returning what is known of the entry
+/// lines written (for `index::scan`).
+pub(crate) fn migrate_indexed(
+    bytes: &[u8],
+    version: u64,
+    scheme: IdScheme,
+) -> (Vec<u8>, Vec<Known>) {
+    let mut known = Vec::with_capacity(bytes.len() / 600 + 16);
+    let out = migrate_impl(bytes, version, scheme, Some(&mut known));
+    (out, known)
+}
+
+fn migrate_impl(
+    bytes: &[u8],
+    version: u64,
+    scheme: IdScheme,
+    mut known: Option<&mut Vec<Known>>,
+) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len() + bytes.len() / 20);
     let mut used: HashSet<String> = HashSet::new();
     // Ids of the parsed records by index (the header is index 0), for
@@ -88,6 +110,17 @@ pub fn migrate_bytes_with(bytes: &[u8], version: u64, scheme: IdScheme) -> Vec<u
         if version < 2 && simple {
             if let Some(body) = object_body(raw) {
                 let id = next_id(scheme, line.number, &mut used);
+                if let (Some(k), Some(p)) = (known.as_deref_mut(), &probe) {
+                    // Labels are left to the index: it reads more of them.
+                    if p.ty != Some("label") {
+                        k.push(Known {
+                            offset: out.len(),
+                            ty: Ty::of(p.ty, p.message.as_ref().and_then(|m| m.role)),
+                            id: id.as_str().into(),
+                            parent_id: prev.as_deref().map(Into::into),
+                        });
+                    }
+                }
                 out.extend_from_slice(body);
                 if body.len() > 1 {
                     out.push(b',');

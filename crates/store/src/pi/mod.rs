@@ -314,8 +314,9 @@ impl SessionManager {
         bytes: Vec<u8>,
         writable: bool,
     ) -> Result<(), StoreError> {
-        // An old version is migrated before the one full pass.
-        let bytes = match index::header_version(&bytes) {
+        // An old version is migrated in the one full pass; the index takes
+        // the entries the migration wrote as they are.
+        let (bytes, known) = match index::header_version(&bytes) {
             Some(version) if version < migrate::CURRENT_VERSION => {
                 // Entries of a file that will be rewritten get pi's random
                 // ids (the ones the rewrite stores); read-only loads give
@@ -326,14 +327,14 @@ impl SessionManager {
                 } else {
                     migrate::IdScheme::LineNumbers
                 };
-                let new = migrate::migrate_bytes_with(&bytes, version, scheme);
+                let (new, known) = migrate::migrate_indexed(&bytes, version, scheme);
                 self.rewrite_pending = writable;
                 self.migrated_from = Some(version);
-                new
+                (new, known)
             }
-            _ => bytes,
+            _ => (bytes, Vec::new()),
         };
-        let mut scan = index::scan(path, &bytes);
+        let mut scan = index::scan(path, &bytes, known);
         if scan.header.is_none() && scan.slots.is_empty() && scan.diagnostics.is_empty() {
             // An empty file (or one whose only line was torn off): a new
             // session that will be written there, as pi does.
