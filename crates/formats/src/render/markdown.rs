@@ -35,8 +35,25 @@ pub fn markdown(session: &Session) -> String {
     out
 }
 
+/// Ends what came before with exactly one blank line.
+fn sep(out: &mut String) {
+    while out.ends_with('\n') {
+        out.pop();
+    }
+    if !out.is_empty() {
+        out.push_str("\n\n");
+    }
+}
+
+/// [`sep`], returning `out` for a write.
+fn sepd(out: &mut String) -> &mut String {
+    sep(out);
+    out
+}
+
 fn heading(out: &mut String, label: &str, entry: &Entry) {
-    let _ = write!(out, "\n---\n\n### {label}");
+    sep(out);
+    let _ = write!(out, "---\n\n### {label}");
     if let Some(t) = &entry.timestamp {
         let _ = write!(out, " · {}", short_time(t));
     }
@@ -53,10 +70,10 @@ fn render_entry(out: &mut String, entry: &Entry) {
                 Some(p) => format!("{p}/{model}"),
                 None => model.clone(),
             };
-            let _ = writeln!(out, "\n> _Model changed to **{full}**_\n");
+            let _ = writeln!(sepd(out), "> _Model changed to **{full}**_\n");
         }
         EntryKind::ThinkingLevelChange { level } => {
-            let _ = writeln!(out, "\n> _Thinking level set to **{level}**_\n");
+            let _ = writeln!(sepd(out), "> _Thinking level set to **{level}**_\n");
         }
         EntryKind::Compaction {
             summary,
@@ -65,7 +82,10 @@ fn render_entry(out: &mut String, entry: &Entry) {
         } => {
             heading(out, "Compaction", entry);
             if let Some(t) = tokens_before {
-                let _ = writeln!(out, "_Earlier context ({t} tokens) was summarised:_\n");
+                let _ = writeln!(
+                    sepd(out),
+                    "_Earlier context ({t} tokens) was summarised:_\n"
+                );
             }
             quote(out, summary);
         }
@@ -85,12 +105,12 @@ fn render_entry(out: &mut String, entry: &Entry) {
         }
         EntryKind::Label { target_id, label } => {
             let _ = match label {
-                Some(l) => writeln!(out, "\n> _Label **{l}** on entry `{target_id}`_\n"),
-                None => writeln!(out, "\n> _Label cleared on entry `{target_id}`_\n"),
+                Some(l) => writeln!(sepd(out), "> _Label **{l}** on entry `{target_id}`_\n"),
+                None => writeln!(sepd(out), "> _Label cleared on entry `{target_id}`_\n"),
             };
         }
         EntryKind::SessionInfo { name: Some(n) } => {
-            let _ = writeln!(out, "\n> _Session named **{n}**_\n");
+            let _ = writeln!(sepd(out), "> _Session named **{n}**_\n");
         }
         EntryKind::RunStart { run_id, input } => {
             heading(out, &format!("Run started `{run_id}`"), entry);
@@ -99,7 +119,7 @@ fn render_entry(out: &mut String, entry: &Entry) {
                 .and_then(|t| t.as_str())
                 .map(str::to_string)
                 .unwrap_or_else(|| pretty_value(input));
-            let _ = writeln!(out, "{text}\n");
+            let _ = writeln!(sepd(out), "{text}\n");
         }
         EntryKind::RunEnd {
             outcome,
@@ -112,12 +132,12 @@ fn render_entry(out: &mut String, entry: &Entry) {
                 entry,
             );
             if let Some(f) = final_text {
-                let _ = writeln!(out, "{f}\n");
+                let _ = writeln!(sepd(out), "{f}\n");
             }
         }
         EntryKind::RunError { name, message, .. } => {
             heading(out, "Run error", entry);
-            let _ = writeln!(out, "**{name}:** {message}\n");
+            let _ = writeln!(sepd(out), "**{name}:** {message}\n");
         }
         EntryKind::ToolOutput {
             tool,
@@ -134,7 +154,7 @@ fn render_entry(out: &mut String, entry: &Entry) {
             code(out, "", output);
         }
         EntryKind::Resume => {
-            let _ = writeln!(out, "\n> _Session resumed_\n");
+            let _ = writeln!(sepd(out), "> _Session resumed_\n");
         }
         _ => {}
     }
@@ -191,12 +211,12 @@ fn blocks(out: &mut String, content: &[Block]) {
 fn block(out: &mut String, b: &Block) {
     match &b.kind {
         BlockKind::Text { text } => {
-            let _ = writeln!(out, "{}\n", text.trim_end());
+            let _ = writeln!(sepd(out), "{}\n", text.trim_end());
         }
         BlockKind::Thinking { text, redacted, .. } => {
             if text.trim().is_empty() {
                 let note = if *redacted { "redacted" } else { "hidden" };
-                let _ = writeln!(out, "_Thinking ({note})_\n");
+                let _ = writeln!(sepd(out), "_Thinking ({note})_\n");
             } else {
                 let _ = writeln!(
                     out,
@@ -207,8 +227,8 @@ fn block(out: &mut String, b: &Block) {
         }
         BlockKind::ToolCall { id, name, input } => {
             let _ = match id {
-                Some(id) => writeln!(out, "**Tool call:** `{name}` (`{id}`)\n"),
-                None => writeln!(out, "**Tool call:** `{name}`\n"),
+                Some(id) => writeln!(sepd(out), "**Tool call:** `{name}` (`{id}`)\n"),
+                None => writeln!(sepd(out), "**Tool call:** `{name}`\n"),
             };
             code(out, "json", &pretty_value(input));
         }
@@ -223,8 +243,8 @@ fn block(out: &mut String, b: &Block) {
                 "Tool result"
             };
             let _ = match tool_call_id {
-                Some(id) => writeln!(out, "**{label}** (`{id}`):\n"),
-                None => writeln!(out, "**{label}:**\n"),
+                Some(id) => writeln!(sepd(out), "**{label}** (`{id}`):\n"),
+                None => writeln!(sepd(out), "**{label}:**\n"),
             };
             let text: Vec<String> = content.iter().filter_map(Block::plain_text).collect();
             code(out, "", &text.join("\n"));
@@ -236,9 +256,9 @@ fn block(out: &mut String, b: &Block) {
         } => {
             let what = media_type.as_deref().unwrap_or("image");
             let _ = match (url, data) {
-                (Some(u), _) if !u.starts_with("data:") => writeln!(out, "![{what}]({u})\n"),
-                (_, Some(d)) => writeln!(out, "_[{what}, {} bytes base64]_\n", d.len()),
-                _ => writeln!(out, "_[{what}]_\n"),
+                (Some(u), _) if !u.starts_with("data:") => writeln!(sepd(out), "![{what}]({u})\n"),
+                (_, Some(d)) => writeln!(sepd(out), "_[{what}, {} bytes base64]_\n", d.len()),
+                _ => writeln!(sepd(out), "_[{what}]_\n"),
             };
         }
         BlockKind::Other { value } => {
@@ -246,7 +266,7 @@ fn block(out: &mut String, b: &Block) {
                 .get("type")
                 .and_then(|t| t.as_str())
                 .unwrap_or("block");
-            let _ = writeln!(out, "_[{kind}]_\n");
+            let _ = writeln!(sepd(out), "_[{kind}]_\n");
         }
     }
 }
@@ -254,10 +274,11 @@ fn block(out: &mut String, b: &Block) {
 fn code(out: &mut String, lang: &str, body: &str) {
     let body = body.trim_end_matches('\n');
     let fence = fence_for(body);
-    let _ = writeln!(out, "{fence}{lang}\n{body}\n{fence}\n");
+    let _ = writeln!(sepd(out), "{fence}{lang}\n{body}\n{fence}\n");
 }
 
 fn quote(out: &mut String, text: &str) {
+    sep(out);
     for line in text.trim_end().lines() {
         let _ = writeln!(out, "> {line}");
     }
