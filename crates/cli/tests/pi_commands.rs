@@ -170,3 +170,33 @@ fn convert_pi_to_claude_and_back_keeps_the_conversation() {
     assert!(original.len() >= 2, "{original:?}");
     assert_eq!(texts(&claude.display().to_string()), original);
 }
+
+#[test]
+fn migrate_in_place_rewrites_the_file() {
+    let env = TestEnv::new();
+    let src = env.write(
+        "old.jsonl",
+        &std::fs::read(fixtures().join("seeds/pi-mono/large-session.jsonl")).unwrap(),
+    );
+    let r = env.run(&["migrate", "--in-place", &src.display().to_string()]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("migrated from version 1 to 3"),
+        "{}",
+        r.stderr
+    );
+    let first = std::fs::read_to_string(&src)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let header: serde_json::Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(header["version"], 3);
+    let again = env.run(&["migrate", "--in-place", &src.display().to_string()]);
+    assert!(
+        again.stderr.contains("already version 3"),
+        "{}",
+        again.stderr
+    );
+}

@@ -178,8 +178,26 @@ impl AppendWriter {
     pub fn open(path: &Path, opts: AppendOptions) -> Result<(AppendWriter, Recovery), StoreError> {
         let dir = parent_dir(path);
         ensure_dir(&dir)?;
-        let (file, created) = open_regular(path)?;
-        crate::lock::acquire(&file, path, opts.lock)?;
+        // A writer that waited for the lock may find the path replaced (an
+        // atomic rewrite renamed a new file over it) when it gets the lock:
+        // it would then hold, and append to, a file nobody reads. Reopen
+        // until the locked file is the one the path names.
+        let mut attempts = 0;
+        let (file, created) = loop {
+            let (file, created) = open_regular(path)?;
+            crate::lock::acquire(&file, path, opts.lock)?;
+            if same_file(&file, path) {
+                break (file, created);
+            }
+            let _ = file.unlock();
+            attempts += 1;
+            if attempts >= 100 {
+                return Err(StoreError::Invalid(format!(
+                    "{}: the file kept being replaced while waiting for its lock",
+                    path.display()
+                )));
+            }
+        };
         let mut w = AppendWriter {
             path: path.to_path_buf(),
             file,
@@ -491,6 +509,23 @@ impl Drop for AppendWriter {
 /// Opens `path` for reading and appending, creating it (0600) if missing,
 /// refusing symbolic links and non-regular files. Returns whether it was
 /// created.
+/// True when `path` still names the open `file` (same device and inode).
+fn same_file(file: &File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (file.metadata(), std::fs::metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, path);
+        true
+    }
+}
+
 fn open_regular(path: &Path) -> Result<(File, bool), StoreError> {
     let mut o = OpenOptions::new();
     o.read(true).append(true);
@@ -652,6 +687,32 @@ pub fn sidecar_path(path: &Path) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_waiting_writer_follows_a_file_renamed_over_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        let (first, _) = AppendWriter::open(&p, AppendOptions::default()).unwrap();
+        let p2 = p.clone();
+        let waiter = std::thread::spawn(move || {
+            let opts = AppendOptions {
+                lock: LockMode::Wait,
+                ..AppendOptions::default()
+            };
+            let (mut w, _) = AppendWriter::open(&p2, opts).unwrap();
+            w.append_line(b"{\"n\":2}").unwrap();
+        });
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let replacement = dir.path().join("new.jsonl");
+        std::fs::write(&replacement, b"{\"n\":1}\n").unwrap();
+        std::fs::rename(&replacement, &p).unwrap();
+        drop(first);
+        waiter.join().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "{\"n\":1}\n{\"n\":2}\n"
+        );
+    }
+
     use super::*;
     use std::fs;
 

@@ -35,7 +35,9 @@ pub fn cmd_migrate(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     if args.in_place {
-        let sm = SessionManager::open(&path, None)?;
+        let mut sm = SessionManager::open(&path, None)?;
+        // Opening migrates in memory; flushing performs the atomic rewrite.
+        sm.flush()?;
         match sm.migrated_from() {
             Some(v) => eprintln!(
                 "{}: migrated from version {v} to {}",
