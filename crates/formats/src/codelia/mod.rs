@@ -432,7 +432,8 @@ fn encode_log(session: &Session) -> (Vec<Map<String, Value>>, Fidelity) {
         .cloned()
         .unwrap_or(Value::String(meta.id.clone()));
     let mut lines = vec![head];
-    if !session.tree().branch_points().is_empty() {
+    let tree = session.tree();
+    if !tree.branch_points().is_empty() || tree.roots().len() > 1 {
         fid.lost(
             "branches (a run log is linear; entries written in file order)",
             None,

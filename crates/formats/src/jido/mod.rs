@@ -453,7 +453,9 @@ fn encode_todo(t: &Todo, native: bool) -> Value {
 }
 
 fn encode_conversation(session: &Session, native: bool, fid: &mut Fidelity) -> Vec<Value> {
-    let linear = session.tree().branch_points().is_empty();
+    // One chain: no entry with two children and a single root.
+    let tree = session.tree();
+    let linear = tree.branch_points().is_empty() && tree.roots().len() <= 1;
     let entries: Vec<&Entry> = if linear {
         session.entries.iter().collect()
     } else {
