@@ -57,7 +57,12 @@ use std::path::{Path, PathBuf};
 pub struct Index {
     conn: Connection,
     path: PathBuf,
+    /// The stored state of every file, as of `PRAGMA data_version` (the
+    /// first field): updates plan from it without reading every row again.
+    states: std::cell::RefCell<Option<StateCache>>,
 }
+
+type StateCache = (i64, std::collections::HashMap<String, files::FileState>);
 
 impl std::fmt::Debug for Index {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -79,6 +84,7 @@ impl Index {
             Index {
                 conn,
                 path: path.to_path_buf(),
+                states: std::cell::RefCell::new(None),
             },
             notice,
         ))
@@ -92,6 +98,7 @@ impl Index {
     /// Removes everything from the index (the next update reads every file
     /// again).
     pub fn clear(&mut self) -> Result<(), IndexError> {
+        self.states.replace(None);
         self.conn
             .execute_batch(
                 "BEGIN IMMEDIATE; DELETE FROM fts; DELETE FROM docs; DELETE FROM usage;

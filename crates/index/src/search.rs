@@ -8,10 +8,11 @@
 //! follows file age) are ranked, so a word found in a million entries is
 //! answered in milliseconds while rarer words are ranked over every match.
 //! BM25 weighs each phrase by how rare it is, which FTS5 learns by counting
-//! every entry containing it; a phrase in more than 20,000 entries weighs
+//! every entry containing it; a word in more than 20,000 entries weighs
 //! next to nothing, so it is left out of the weighing (it still has to
-//! match), as are prefixes. A query with nothing left to weigh lists the
-//! newest matches first.
+//! match), as are prefixes and phrases of several words (counting those
+//! costs as much as the search). A query with nothing left to weigh lists
+//! the newest matches first.
 //!
 //! Filters (agent, project, role, tool, session) are terms of the same
 //! full-text query (tags stored with each entry), so they narrow the match
@@ -170,7 +171,7 @@ impl Index {
         // selective phrases only (prefixes match but do not weigh).
         let mut selective = std::collections::HashSet::new();
         for ph in parsed.phrases() {
-            if !ph.ends_with('*') && self.phrase_count(ph, COMMON)? < COMMON {
+            if single_word(ph) && self.phrase_count(ph, COMMON)? < COMMON {
                 selective.insert(ph.clone());
             }
         }
@@ -458,6 +459,21 @@ impl Index {
     }
 }
 
+/// True for a quoted phrase of one word without a prefix star: counting the
+/// entries of a phrase of several words means checking word positions in
+/// every entry holding all of them, which costs what the search itself
+/// does; such phrases (and prefixes) match without being weighed.
+fn single_word(phrase: &str) -> bool {
+    if phrase.ends_with('*') {
+        return false;
+    }
+    phrase
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .count()
+        == 1
+}
+
 fn score(bm25: f64, ts: Option<i64>, now: i64) -> f64 {
     let relevance = -bm25;
     let age_days = ts.map_or(365.0, |t| ((now - t) as f64 / 86_400_000.0).max(0.0));
@@ -511,6 +527,14 @@ mod tests {
         let (t, m) = split_marks("a \u{2}bc\u{3} d \u{2}e\u{3}");
         assert_eq!(t, "a bc d e");
         assert_eq!(m, [Mark { start: 2, end: 4 }, Mark { start: 7, end: 8 }]);
+    }
+
+    #[test]
+    fn only_single_words_are_weighed() {
+        assert!(single_word("\"parser\""));
+        assert!(!single_word("\"pars\"*"));
+        assert!(!single_word("\"borrow checker\""));
+        assert!(!single_word("\"parse_config\""));
     }
 
     #[test]

@@ -117,20 +117,23 @@ impl Index {
     /// Returns what an update over `found` would do, looking only at file
     /// sizes, times and inodes.
     pub fn plan(&self, found: &[Found]) -> Result<Plan, IndexError> {
-        let stored = self.file_states()?;
-        let mut seen = HashMap::with_capacity(found.len());
+        let stats = stat_all(found);
+        self.load_states()?;
+        let cache = self.states.borrow();
+        let empty = HashMap::new();
+        let stored = cache.as_ref().map_or(&empty, |c| &c.1);
+        let mut seen: std::collections::HashSet<&std::path::Path> =
+            std::collections::HashSet::with_capacity(found.len());
         let mut plan = Plan::default();
-        for f in found {
-            if seen.contains_key(&f.path) {
-                continue;
-            }
+        for (f, stat) in found.iter().zip(stats) {
             // A file that vanished since discovery is removed below.
-            let Some(stat) = files::stat(&f.path) else {
+            let Some(stat) = stat else {
                 continue;
             };
-            seen.insert(f.path.clone(), ());
-            let state = stored.get(&f.path).cloned();
-            let job = match state {
+            if !seen.insert(f.path.as_path()) {
+                continue;
+            }
+            let job = match stored.get(path_key(&f.path).as_ref()) {
                 // Unchanged; a file that failed and has not changed is not
                 // retried either.
                 Some(s) if same_stat(&s.stat, &stat) && s.format == f.format => {
@@ -153,7 +156,7 @@ impl Index {
                         path: f.path.clone(),
                         format: f.format,
                         stat,
-                        state: Some(s),
+                        state: Some(s.clone()),
                         try_tail,
                     }
                 }
@@ -171,8 +174,9 @@ impl Index {
             plan.jobs.push(job);
         }
         for (path, s) in stored {
-            if !seen.contains_key(&path) {
-                plan.removed.push((s.id, path));
+            let p = std::path::Path::new(path.as_str());
+            if !seen.contains(p) {
+                plan.removed.push((s.id, p.to_path_buf()));
             }
         }
         plan.removed.sort();
@@ -212,9 +216,13 @@ impl Index {
             ..UpdateReport::default()
         };
         let path = self.path.clone();
+        // What the cache of file states learns once the update commits.
+        let mut learned: Vec<(PathBuf, Option<FileState>)> = Vec::new();
+        let mut cache = self.states.borrow_mut().take();
         let mut w = writer::Writer::begin(&mut self.conn, &path)?;
-        for (id, _) in &plan.removed {
+        for (id, p) in &plan.removed {
             w.remove_file(*id)?;
+            learned.push((p.clone(), None));
         }
         let total = plan.jobs.len();
         let mut prog = Progress {
@@ -226,6 +234,10 @@ impl Index {
         progress(prog);
         if total == 0 {
             w.commit()?;
+            if let Some(c) = cache.as_mut() {
+                learn(&mut c.1, learned);
+            }
+            *self.states.borrow_mut() = cache;
             return Ok(report);
         }
         let workers = std::thread::available_parallelism()
@@ -251,12 +263,25 @@ impl Index {
             drop(tx);
             let mut since_commit = 0u64;
             for parsed in rx {
-                let (bytes, diags, entries) = w.write(&parsed)?;
-                match &parsed.outcome {
-                    Outcome::Full { .. } => report.read_full += 1,
-                    Outcome::Tail { .. } => report.appended += 1,
-                    Outcome::Failed { .. } => report.failed += 1,
-                }
+                let (bytes, diags, entries, id) = w.write(&parsed)?;
+                let mut state = match &parsed.outcome {
+                    Outcome::Full { state, .. } => {
+                        report.read_full += 1;
+                        state.clone()
+                    }
+                    Outcome::Tail { state, .. } => {
+                        report.appended += 1;
+                        state.clone()
+                    }
+                    Outcome::Failed { state, message } => {
+                        report.failed += 1;
+                        let mut s = state.clone();
+                        s.error = Some(message.clone());
+                        s
+                    }
+                };
+                state.id = id;
+                learned.push((parsed.job.path.clone(), Some(state)));
                 report.bytes_read += bytes;
                 report.diagnostics += diags;
                 report.entries += entries;
@@ -273,11 +298,35 @@ impl Index {
         });
         result?;
         w.commit()?;
+        if let Some(c) = cache.as_mut() {
+            learn(&mut c.1, learned);
+        }
+        *self.states.borrow_mut() = cache;
         Ok(report)
     }
 
+    /// Fills the cache of file states from the index unless it is current
+    /// (no other connection wrote since it was filled).
+    fn load_states(&self) -> Result<(), IndexError> {
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .at(&self.path)?;
+        if self
+            .states
+            .borrow()
+            .as_ref()
+            .is_some_and(|c| c.0 == version)
+        {
+            return Ok(());
+        }
+        let states = self.file_states()?;
+        *self.states.borrow_mut() = Some((version, states));
+        Ok(())
+    }
+
     /// Returns the stored state of every file, by path.
-    pub(crate) fn file_states(&self) -> Result<HashMap<PathBuf, FileState>, IndexError> {
+    pub(crate) fn file_states(&self) -> Result<HashMap<String, FileState>, IndexError> {
         let mut stmt = self
             .conn
             .prepare(
@@ -288,7 +337,7 @@ impl Index {
         let rows = stmt
             .query_map([], |r| {
                 Ok((
-                    PathBuf::from(r.get::<_, String>(1)?),
+                    r.get::<_, String>(1)?,
                     FileState {
                         id: r.get(0)?,
                         format: r.get(2)?,
@@ -319,8 +368,48 @@ impl Index {
     /// Returns the stored state of the file at `path` (for tests and
     /// `agentlog doctor`).
     pub fn file_state(&self, path: &std::path::Path) -> Result<Option<FileState>, IndexError> {
-        Ok(self.file_states()?.remove(path))
+        Ok(self.file_states()?.remove(path_key(path).as_ref()))
     }
+}
+
+/// Applies what an update wrote to the cache of file states.
+fn learn(cache: &mut HashMap<String, FileState>, learned: Vec<(PathBuf, Option<FileState>)>) {
+    for (p, s) in learned {
+        let k = path_key(&p).into_owned();
+        match s {
+            Some(s) => {
+                cache.insert(k, s);
+            }
+            None => {
+                cache.remove(&k);
+            }
+        }
+    }
+}
+
+/// Returns the text a path is stored under (hashing text is much cheaper
+/// than hashing a path component by component).
+fn path_key(p: &std::path::Path) -> std::borrow::Cow<'_, str> {
+    p.to_string_lossy()
+}
+
+/// Returns the stat of every file, on two threads (a stat is a system call
+/// that waits on the file system more than on the processor).
+fn stat_all(found: &[Found]) -> Vec<Option<FileStat>> {
+    if found.len() < 256 {
+        return found.iter().map(|f| files::stat(&f.path)).collect();
+    }
+    let half = found.len() / 2;
+    let (a, b) = found.split_at(half);
+    std::thread::scope(|s| {
+        let h = s.spawn(|| b.iter().map(|f| files::stat(&f.path)).collect::<Vec<_>>());
+        let mut out: Vec<Option<FileStat>> = a.iter().map(|f| files::stat(&f.path)).collect();
+        out.extend(
+            h.join()
+                .unwrap_or_else(|_| b.iter().map(|f| files::stat(&f.path)).collect()),
+        );
+        out
+    })
 }
 
 fn same_stat(a: &FileStat, b: &FileStat) -> bool {

@@ -86,8 +86,9 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
-    /// Stores one parsed file; returns (bytes read, diagnostics, entries).
-    pub fn write(&mut self, p: &Parsed) -> Result<(u64, u64, u64), IndexError> {
+    /// Stores one parsed file; returns (bytes read, diagnostics, entries,
+    /// the file's id).
+    pub fn write(&mut self, p: &Parsed) -> Result<(u64, u64, u64, i64), IndexError> {
         let path_text = p.job.path.to_string_lossy().into_owned();
         match &p.outcome {
             Outcome::Failed { message, state } => {
@@ -102,7 +103,7 @@ impl<'c> Writer<'c> {
                 self.conn
                     .execute("DELETE FROM sessions WHERE id = ?1", [id])
                     .at(self.path)?;
-                Ok((0, 0, 0))
+                Ok((0, 0, 0, id))
             }
             Outcome::Full {
                 extracted,
@@ -139,7 +140,7 @@ impl<'c> Writer<'c> {
                     .at(self.path)?;
                 let n = self.insert_docs(id, &s.agent, s.project.as_deref(), extracted)?;
                 self.recount(id)?;
-                Ok((*bytes, *diagnostics, n))
+                Ok((*bytes, *diagnostics, n, id))
             }
             Outcome::Tail {
                 extracted,
@@ -187,7 +188,7 @@ impl<'c> Writer<'c> {
                     .unwrap_or_else(|| (s.agent.clone(), s.project.clone()));
                 let n = self.insert_docs(id, &agent, project.as_deref(), extracted)?;
                 self.recount(id)?;
-                Ok((*bytes, *diagnostics, n))
+                Ok((*bytes, *diagnostics, n, id))
             }
         }
     }
