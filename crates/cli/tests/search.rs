@@ -1,0 +1,160 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! `agentlog index`, `search` and `stats` in a temporary HOME.
+
+mod common;
+
+use common::{fixtures, TestEnv};
+use serde_json::Value;
+
+/// A HOME with one real Claude Code session and a generated corpus of every
+/// agent.
+fn home_with_sessions() -> TestEnv {
+    let env = TestEnv::new();
+    let src = fixtures()
+        .join("native/claude/ccv-sample-project/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl");
+    env.write(
+        ".claude/projects/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+        &std::fs::read(src).unwrap(),
+    );
+    agentlog_bench::gen::generate(env.home(), 1_000_000, 3).unwrap();
+    env
+}
+
+fn json(out: &str) -> Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+}
+
+#[test]
+fn index_then_search_and_stats() {
+    let env = home_with_sessions();
+    let r = env.run(&["index", "--json"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let v = json(&r.stdout);
+    let sessions = v["sessions"].as_u64().unwrap();
+    assert!(sessions > 5, "{v}");
+    assert_eq!(v["update"]["read_full"].as_u64(), Some(sessions));
+    assert!(env
+        .home()
+        .join(".local/share/agentlog/index.sqlite")
+        .exists());
+
+    // A second run reads nothing.
+    let v = json(&env.run(&["index", "--json"]).stdout);
+    assert_eq!(v["update"]["unchanged"].as_u64(), Some(sessions));
+    assert_eq!(v["update"]["read_full"].as_u64(), Some(0));
+
+    // Search: a phrase from the real session, with its ids and a marked
+    // snippet.
+    let r = env.run(&[
+        "search",
+        "\"CLAUDE.md file\"",
+        "--agent",
+        "claude",
+        "--json",
+    ]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let hits = json(&r.stdout);
+    let first = &hits[0];
+    assert_eq!(first["session_id"], "1af7fc5e-8455-4414-9ccd-011d40f70b2a");
+    assert!(first["entry_id"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(
+        first["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("«CLAUDE.md file»"),
+        "{first}"
+    );
+    assert_eq!(first["project"], "/path/to/Demo");
+
+    // Text output names the session and the entry to open.
+    let r = env.run(&["search", "CLAUDE.md", "--agent", "claude", "--limit", "1"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("1af7fc5e-8455-4414-9ccd-011d40f70b2a --at "),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("«CLAUDE.md»"), "{}", r.stdout);
+
+    // No match: exit 1 and says so.
+    let r = env.run(&["search", "zzqqxxnotaword"]);
+    assert_eq!(r.status, 1);
+    assert!(r.stdout.contains("no matches"));
+
+    // Stats by model and by agent add up.
+    let r = env.run(&["stats", "--json"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let by_model = json(&r.stdout);
+    let total = by_model["total"]["total"].as_u64().unwrap();
+    let sum: u64 = by_model["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["total"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, total);
+    assert!(by_model["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["key"] == "claude-sonnet-4-20250514"));
+    let by_agent = json(&env.run(&["stats", "--by", "agent", "--json"]).stdout);
+    assert_eq!(by_agent["total"]["total"].as_u64(), Some(total));
+    let r = env.run(&["stats", "--by", "day"]);
+    assert_eq!(r.status, 0);
+    assert!(r.stdout.starts_with("day "), "{}", r.stdout);
+}
+
+#[test]
+fn search_refreshes_the_index_and_honours_index_path() {
+    let env = home_with_sessions();
+    let ix = env.home().join("elsewhere/ix.sqlite");
+    let ix_arg = ix.to_str().unwrap();
+    // No index yet: search builds it.
+    let r = env.run(&["search", "CLAUDE.md", "--index", ix_arg, "--json"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(ix.exists());
+    // A new session is picked up by the next search without `index`.
+    env.write(
+        ".claude/projects/-srv-new/0000aaaa-1111-4222-8333-444455556666.jsonl",
+        br#"{"parentUuid":null,"isSidechain":false,"type":"user","message":{"role":"user","content":"where does the frobnicator live"},"uuid":"u-1","timestamp":"2025-09-03T00:47:19.293Z","cwd":"/srv/new","sessionId":"0000aaaa-1111-4222-8333-444455556666"}
+"#,
+    );
+    let mut c = env.command(&["search", "frobnicator", "--json"]);
+    c.env("AGENTLOG_INDEX", ix_arg);
+    let out = c.output().unwrap();
+    let hits = json(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        hits[0]["session_id"],
+        "0000aaaa-1111-4222-8333-444455556666"
+    );
+    assert_eq!(hits[0]["project"], "/srv/new");
+}
+
+#[test]
+fn a_corrupt_index_is_rebuilt_with_a_message() {
+    let env = home_with_sessions();
+    assert_eq!(env.run(&["index"]).status, 0);
+    let path = env.home().join(".local/share/agentlog/index.sqlite");
+    std::fs::write(&path, b"garbage, not an index".repeat(100)).unwrap();
+    let r = env.run(&["search", "CLAUDE.md", "--json"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("was unusable"), "{}", r.stderr);
+    assert!(!json(&r.stdout).as_array().unwrap().is_empty());
+    // Rebuild on request.
+    let r = env.run(&["index", "--rebuild", "--json"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(json(&r.stdout)["sessions"].as_u64().unwrap() > 5);
+}
+
+#[test]
+fn bad_queries_and_dates_are_explained() {
+    let env = TestEnv::new();
+    let r = env.run(&["search", "--", "-only"]);
+    assert_ne!(r.status, 0);
+    assert!(r.stderr.contains("at least one word"), "{}", r.stderr);
+    let r = env.run(&["search", "x", "--since", "soon"]);
+    assert_ne!(r.status, 0);
+    assert!(r.stderr.contains("--since \"soon\""), "{}", r.stderr);
+}
