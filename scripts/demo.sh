@@ -21,14 +21,15 @@ al() {
   echo
   echo "\$ agentlog $*"
   env -i HOME="$home" PATH="$PATH" TZ=UTC XDG_DATA_HOME="$home/.local/share" XDG_CONFIG_HOME="$home/.config" \
-    target/release/agentlog "$@"
+    target/release/agentlog "$@" || echo "(exit status $?)"
 }
 
 al formats
 al ls --limit 12
 first_pi=$(find "$home/.pi" -name '*.jsonl' | sort | head -n 1)
 first_claude=$(find "$home/.claude/projects" -maxdepth 2 -name '*.jsonl' | sort | head -n 1)
-al show "$first_claude" | head -n 40
+claude_id=$(basename "$first_claude" .jsonl)
+al show "${claude_id:0:8}" | head -n 40
 al tree "$first_pi" | tail -n 12
 al context "$first_pi" | head -n 20
 al export "$first_pi" --to markdown -o "$root/pi-session.md"
@@ -36,7 +37,8 @@ echo "(wrote $root/pi-session.md: $(wc -l < "$root/pi-session.md") lines)"
 al convert "$first_claude" --to codex -o "$root/from-claude.codex.jsonl"
 al validate "$first_pi" "$first_claude" "$root/from-claude.codex.jsonl"
 al index
-al search "error handling" --limit 5
+al search throttle --limit 3
+al search 'compact*' --agent gemini --limit 2
 al stats --by agent
 echo
 echo "Example sessions are in $home; run any agentlog command with HOME=$home to explore them."
