@@ -83,5 +83,5 @@ fn a_misspelt_command_is_a_usage_error() {
         "{}",
         r.stderr
     );
-    assert!(r.stderr.contains("similar: 'show'"), "{}", r.stderr);
+    assert!(r.stderr.contains("a similar subcommand exists: 'show'"), "{}", r.stderr);
 }
