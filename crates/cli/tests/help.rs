@@ -29,6 +29,10 @@ fn subcommands(prefix: &[&str]) -> Vec<String> {
             if !line.starts_with("  ") {
                 break;
             }
+            // Wrapped descriptions are indented further than names.
+            if line.starts_with("   ") {
+                continue;
+            }
             if let Some(name) = line.split_whitespace().next() {
                 if name != "help" {
                     out.push(name.to_string());
