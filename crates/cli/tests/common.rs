@@ -1,6 +1,12 @@
 //! A hermetic environment for running the `agentlog` binary in tests: an
 //! empty temporary HOME, no inherited environment, no colours.
-#![allow(dead_code, missing_docs, clippy::new_without_default, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    dead_code,
+    missing_docs,
+    clippy::new_without_default,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
