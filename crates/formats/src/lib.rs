@@ -29,6 +29,7 @@ pub mod discover;
 pub mod error;
 pub mod fidelity;
 pub mod format;
+pub mod ids;
 pub mod jsonl;
 pub mod registry;
 pub mod render;

@@ -50,6 +50,20 @@ pub fn join_name(dir: &Path, name: &str) -> Result<PathBuf, StoreError> {
     Ok(dir.join(name))
 }
 
+/// Returns `dir/<id>.<extension>` for a stored session after checking `id`
+/// with [`validate_name`] and refusing a leading dot (hidden and temporary
+/// files share the directory).
+pub fn session_file(dir: &Path, id: &str, extension: &str) -> Result<PathBuf, StoreError> {
+    validate_name(id)?;
+    if id.starts_with('.') {
+        return Err(StoreError::InvalidName {
+            name: id.to_string(),
+            reason: "starts with a dot (hidden and temporary files)",
+        });
+    }
+    Ok(dir.join(format!("{id}.{extension}")))
+}
+
 /// Checks a relative path of several components (`a/b/c.jsonl`) meant to
 /// stay inside a base directory: not absolute, no `..` or `.` components,
 /// and every component a valid name.

@@ -69,7 +69,6 @@ mod write;
 use crate::discover::{walk_files, DiscoverEnv};
 use crate::{Fidelity, Format, FormatError, Read, ResumePlan};
 use agentlog_model::{Agent, Session};
-use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -90,15 +89,7 @@ pub static FORMAT: CodexFormat = CodexFormat;
 /// Returns the UUID a session has as a Codex rollout: its id when that is a
 /// UUID, otherwise a UUID derived from the id (the same every time).
 pub fn rollout_id(session: &Session) -> String {
-    let id = &session.meta.id;
-    if let Ok(u) = uuid::Uuid::parse_str(id) {
-        return u.hyphenated().to_string();
-    }
-    let digest = Sha256::digest(id.as_bytes());
-    let mut bytes = [0u8; 16];
-    bytes.copy_from_slice(&digest[..16]);
-    uuid::Builder::from_random_bytes(bytes)
-        .into_uuid()
+    crate::ids::stable_uuid(&session.meta.id)
         .hyphenated()
         .to_string()
 }

@@ -52,7 +52,6 @@ mod write;
 use crate::discover::{list_dirs, walk_files, DiscoverEnv};
 use crate::{Fidelity, Format, FormatError, Read, ResumePlan};
 use agentlog_model::{Agent, Session};
-use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -78,12 +77,7 @@ pub fn gemini_session_id(session: &Session) -> String {
     if uuid::Uuid::parse_str(id).is_ok() {
         return id.clone();
     }
-    let digest = Sha256::digest(id.as_bytes());
-    let mut bytes = [0u8; 16];
-    bytes.copy_from_slice(&digest[..16]);
-    uuid::Builder::from_random_bytes(bytes)
-        .into_uuid()
-        .to_string()
+    crate::ids::stable_uuid(id).to_string()
 }
 
 /// Returns `~/.gemini`, with `$GEMINI_CLI_HOME` in place of `~`.

@@ -1,7 +1,6 @@
 //! Resume state snapshots: `sessions/state/<session_id>.json`, replaced
 //! whole and atomically on every save.
 
-use crate::names::validate_name;
 use crate::snapshot::{is_temp_name, write_atomic};
 use crate::StoreError;
 use serde::{Deserialize, Serialize};
@@ -97,14 +96,7 @@ impl SessionStateStore {
     /// Returns the file of session `id`, after checking the id is a plain
     /// file name.
     pub fn path_of(&self, id: &str) -> Result<PathBuf, StoreError> {
-        validate_name(id)?;
-        if id.starts_with('.') {
-            return Err(StoreError::InvalidName {
-                name: id.to_string(),
-                reason: "starts with a dot (hidden and temporary files)",
-            });
-        }
-        Ok(self.dir.join(format!("{id}.json")))
+        crate::names::session_file(&self.dir, id, "json")
     }
 
     /// Replaces the snapshot of `state.session_id` atomically (0600).

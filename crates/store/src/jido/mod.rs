@@ -32,7 +32,6 @@ pub mod sanitize;
 
 pub use agentlog_formats::jido::schema::{validate, Problem, CURRENT_VERSION};
 
-use crate::names::validate_name;
 use crate::snapshot::{is_temp_name, write_atomic};
 use crate::StoreError;
 use agentlog_formats::jido as format;
@@ -121,14 +120,7 @@ impl JidoStore {
 
     /// Returns the file of session `id` after checking the id.
     pub fn path_of(&self, id: &str) -> Result<PathBuf, StoreError> {
-        validate_name(id)?;
-        if id.starts_with('.') {
-            return Err(StoreError::InvalidName {
-                name: id.to_string(),
-                reason: "starts with a dot (hidden and temporary files)",
-            });
-        }
-        Ok(self.dir.join(format!("{id}.json")))
+        crate::names::session_file(&self.dir, id, "json")
     }
 
     /// Sanitizes and validates `doc` (a current-version session document)
