@@ -37,7 +37,8 @@ pub fn resolve_in(settings: &crate::config::Settings, arg: &str) -> anyhow::Resu
     use crate::commands::ls::{par_map, read_found};
     use agentlog_formats::discover::{discover_all, Found};
     use std::io::IsTerminal;
-    let looks_like_path = arg.is_empty() || arg.contains(std::path::MAIN_SEPARATOR) || arg.contains('/');
+    let looks_like_path =
+        arg.is_empty() || arg.contains(std::path::MAIN_SEPARATOR) || arg.contains('/');
     if looks_like_path {
         return Err(anyhow!("{arg}: no such file"));
     }
@@ -61,7 +62,11 @@ pub fn resolve_in(settings: &crate::config::Settings, arg: &str) -> anyhow::Resu
     let by_content: Vec<(&Found, String)> = found
         .iter()
         .zip(ids)
-        .filter_map(|(f, id)| id.flatten().filter(|id| id.starts_with(arg)).map(|id| (f, id)))
+        .filter_map(|(f, id)| {
+            id.flatten()
+                .filter(|id| id.starts_with(arg))
+                .map(|id| (f, id))
+        })
         .collect();
     if let Some(p) = pick(arg, by_content)? {
         return Ok(p);
@@ -85,7 +90,10 @@ fn pick(
     if let [one] = exact.as_slice() {
         return Ok(Some(one.0.path.clone()));
     }
-    let mut msg = format!("{arg}: the id prefix is ambiguous; it matches {} sessions:", cands.len());
+    let mut msg = format!(
+        "{arg}: the id prefix is ambiguous; it matches {} sessions:",
+        cands.len()
+    );
     for (f, id) in cands.iter().take(20) {
         msg.push_str(&format!("\n  {:<9} {id}  {}", f.format, f.path.display()));
     }
@@ -101,7 +109,16 @@ fn pick(
 /// (`rollout-…-<uuid>`, `<time>_<uuid>`) and a trailing short hex id
 /// (`session-<time>-<8 hex>`).
 fn name_ids(path: &Path) -> Vec<String> {
-    const GENERIC: &[&str] = &["store", "session", "events", "transcript", "meta", "state", "messages", "chat"];
+    const GENERIC: &[&str] = &[
+        "store",
+        "session",
+        "events",
+        "transcript",
+        "meta",
+        "state",
+        "messages",
+        "chat",
+    ];
     let stem = if path.is_dir() {
         path.file_name()
     } else {

@@ -87,5 +87,9 @@ fn a_misspelt_command_is_a_usage_error() {
         "{}",
         r.stderr
     );
-    assert!(r.stderr.contains("a similar subcommand exists: 'show'"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("a similar subcommand exists: 'show'"),
+        "{}",
+        r.stderr
+    );
 }

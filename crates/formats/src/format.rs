@@ -74,9 +74,16 @@ pub trait Format: Send + Sync {
     /// Plans continuing `session` in this format's agent: where its native
     /// file goes (in the agent's own location under `env`) and the command
     /// that continues it there. The caller writes the file.
-    fn resume_plan(&self, session: &Session, env: &crate::discover::DiscoverEnv) -> Result<ResumePlan, FormatError> {
+    fn resume_plan(
+        &self,
+        session: &Session,
+        env: &crate::discover::DiscoverEnv,
+    ) -> Result<ResumePlan, FormatError> {
         let _ = (session, env);
-        Err(FormatError::Unsupported { format: self.name(), operation: "resuming" })
+        Err(FormatError::Unsupported {
+            format: self.name(),
+            operation: "resuming",
+        })
     }
 
     /// True when [`Format::write`] is supported.
