@@ -131,6 +131,9 @@ fn compare(
 }
 
 fn main() {
+    if !agentlog_bench::started_by_cargo_bench("append") {
+        return;
+    }
     let dir = std::env::var_os("AGENTLOG_BENCH_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(std::env::temp_dir);

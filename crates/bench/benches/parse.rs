@@ -108,6 +108,9 @@ fn mbps(bytes: usize, d: Duration) -> f64 {
 }
 
 fn main() {
+    if !agentlog_bench::started_by_cargo_bench("parse") {
+        return;
+    }
     let dir = std::env::var_os("AGENTLOG_BENCH_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(std::env::temp_dir);

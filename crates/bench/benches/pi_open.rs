@@ -48,6 +48,9 @@ fn main() {
         );
         return;
     }
+    if !agentlog_bench::started_by_cargo_bench("pi_open") {
+        return;
+    }
     let data = repo().join("target/bench-data");
     std::fs::create_dir_all(&data).unwrap();
     let generated = data.join("pi-tree-gen1.jsonl");

@@ -37,6 +37,18 @@ pub fn parse_size(s: &str) -> Option<u64> {
     (n >= 0.0).then_some((n * mult) as u64)
 }
 
+/// True when a bench binary was started by `cargo bench` (which passes
+/// `--bench`), false when `cargo test --all-targets` runs it as a smoke
+/// test: the benchmarks take minutes and gigabytes, so they then only say
+/// how to run them.
+pub fn started_by_cargo_bench(name: &str) -> bool {
+    let yes = std::env::args().any(|a| a == "--bench");
+    if !yes {
+        println!("{name}: benchmark not run (run it with `cargo bench -p agentlog-bench --bench {name}`)");
+    }
+    yes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
