@@ -20,6 +20,9 @@ use std::time::{Duration, Instant};
 const SEED: u64 = 1;
 
 fn main() {
+    if !agentlog_bench::started_by_cargo_bench("index") {
+        return;
+    }
     if let Ok(dir) = std::env::var("AGENTLOG_BENCH_CHILD_BUILD") {
         child_build(Path::new(&dir));
         return;
