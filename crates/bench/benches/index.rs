@@ -20,11 +20,13 @@ use std::time::{Duration, Instant};
 const SEED: u64 = 1;
 
 fn main() {
-    if !agentlog_bench::started_by_cargo_bench("index") {
-        return;
-    }
+    // The build child is started without cargo's arguments: it must not be
+    // turned away by the check below.
     if let Ok(dir) = std::env::var("AGENTLOG_BENCH_CHILD_BUILD") {
         child_build(Path::new(&dir));
+        return;
+    }
+    if !agentlog_bench::started_by_cargo_bench("index") {
         return;
     }
     let quick = std::env::args().any(|a| a == "--quick");
@@ -240,8 +242,15 @@ fn build_in_child(corpus: &Path, index: &Path) -> (f64, f64, u64) {
             .and_then(|v| v.parse().ok())
             .unwrap_or(f64::NAN)
     };
+    let seconds = field("seconds=");
+    if !seconds.is_finite() {
+        die(
+            "the build did not report its time",
+            format!("{text}{}", String::from_utf8_lossy(&out.stderr)),
+        );
+    }
     (
-        field("seconds="),
+        seconds,
         field("peak_kb=") / 1024.0,
         field("sessions=") as u64,
     )
