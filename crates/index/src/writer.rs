@@ -117,9 +117,18 @@ impl<'c> Writer<'c> {
                     self.clear_session(id, 0)?;
                 }
                 let s = &extracted.session;
+                // A delete and a plain insert rather than `INSERT OR
+                // REPLACE`: a replace into a table with indexes runs in a
+                // statement transaction, and each one makes FTS5 write out
+                // its pending entries as a new segment (a segment per
+                // session, merged over and over).
+                self.conn
+                    .prepare_cached("DELETE FROM sessions WHERE id = ?1")
+                    .and_then(|mut st| st.execute([id]))
+                    .at(self.path)?;
                 self.conn
                     .prepare_cached(
-                        "INSERT OR REPLACE INTO sessions(id, session_id, agent, format, path, project,
+                        "INSERT INTO sessions(id, session_id, agent, format, path, project,
                            title, first_prompt, created_ms, updated_ms)
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                     )

@@ -311,6 +311,26 @@ fn search_phrases_prefixes_and_filters() {
 }
 
 #[test]
+fn one_update_writes_one_full_text_segment() {
+    // FTS5 writes its pending entries out as a new segment whenever a
+    // statement runs in a statement transaction; the writer runs none, so
+    // an update's entries form one segment, not one per session (which
+    // FTS5 would merge over and over).
+    let dir = tempfile::tempdir().unwrap();
+    let found = corpus(dir.path());
+    let mut ix = open(dir.path());
+    ix.update(&found, &mut |_| {}).unwrap();
+    drop(ix);
+    let c = rusqlite::Connection::open(dir.path().join("index.sqlite")).unwrap();
+    let segments: i64 = c
+        .query_row("SELECT count(DISTINCT segid) FROM fts_idx", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(segments, 1);
+}
+
+#[test]
 fn stats_count_tokens_and_cost_by_model_agent_and_day() {
     let dir = tempfile::tempdir().unwrap();
     let found = corpus(dir.path());
