@@ -11,7 +11,7 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Condvar, Mutex, PoisonError};
 
 /// What an update did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -246,52 +246,72 @@ impl Index {
             .min(total);
         let next = AtomicUsize::new(0);
         let jobs = &plan.jobs;
+        let window = Window::new(workers * 4);
         let result: Result<(), IndexError> = std::thread::scope(|scope| {
-            let (tx, rx) = mpsc::sync_channel::<Parsed>(workers * 2);
+            let (tx, rx) = mpsc::sync_channel::<(usize, Parsed)>(workers * 2);
             for _ in 0..workers {
                 let tx = tx.clone();
                 let next = &next;
-                scope.spawn(move || loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(job) = jobs.get(i) else { break };
-                    let parsed = parse_job(job.clone());
-                    if tx.send(parsed).is_err() {
-                        break;
+                let window = &window;
+                scope.spawn(move || {
+                    let _stop = StopOnDrop(window, true);
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(job) = jobs.get(i) else { break };
+                        if !window.admit(i) {
+                            break;
+                        }
+                        let parsed = parse_job(job.clone());
+                        if tx.send((i, parsed)).is_err() {
+                            break;
+                        }
                     }
                 });
             }
             drop(tx);
+            // However the writing below ends, waiting parsers are released.
+            let _stop = StopOnDrop(&window, false);
+            // Files are stored in plan order (oldest first: newer sessions
+            // get higher document ids, which the search ranks first),
+            // whatever order they are parsed in.
+            let mut pending = std::collections::BTreeMap::new();
+            let mut expected = 0;
             let mut since_commit = 0u64;
-            for parsed in rx {
-                let (bytes, diags, entries, id) = w.write(&parsed)?;
-                let mut state = match &parsed.outcome {
-                    Outcome::Full { state, .. } => {
-                        report.read_full += 1;
-                        state.clone()
+            for (i, parsed) in rx {
+                pending.insert(i, parsed);
+                while let Some(parsed) = pending.remove(&expected) {
+                    expected += 1;
+                    window.advance(expected);
+                    let (bytes, diags, entries, id) = w.write(&parsed)?;
+                    let mut state = match &parsed.outcome {
+                        Outcome::Full { state, .. } => {
+                            report.read_full += 1;
+                            state.clone()
+                        }
+                        Outcome::Tail { state, .. } => {
+                            report.appended += 1;
+                            state.clone()
+                        }
+                        Outcome::Failed { state, message } => {
+                            report.failed += 1;
+                            let mut s = state.clone();
+                            s.error = Some(message.clone());
+                            s
+                        }
+                    };
+                    state.id = id;
+                    learned.push((parsed.job.path.clone(), Some(state)));
+                    report.bytes_read += bytes;
+                    report.diagnostics += diags;
+                    report.entries += entries;
+                    since_commit += bytes;
+                    prog.done += 1;
+                    prog.bytes_done += bytes;
+                    progress(prog);
+                    if since_commit > 256 * 1024 * 1024 {
+                        w.checkpoint()?;
+                        since_commit = 0;
                     }
-                    Outcome::Tail { state, .. } => {
-                        report.appended += 1;
-                        state.clone()
-                    }
-                    Outcome::Failed { state, message } => {
-                        report.failed += 1;
-                        let mut s = state.clone();
-                        s.error = Some(message.clone());
-                        s
-                    }
-                };
-                state.id = id;
-                learned.push((parsed.job.path.clone(), Some(state)));
-                report.bytes_read += bytes;
-                report.diagnostics += diags;
-                report.entries += entries;
-                since_commit += bytes;
-                prog.done += 1;
-                prog.bytes_done += bytes;
-                progress(prog);
-                if since_commit > 256 * 1024 * 1024 {
-                    w.checkpoint()?;
-                    since_commit = 0;
                 }
             }
             Ok(())
@@ -414,6 +434,59 @@ fn stat_all(found: &[Found]) -> Vec<Option<FileStat>> {
 
 fn same_stat(a: &FileStat, b: &FileStat) -> bool {
     a.size == b.size && a.mtime_ns == b.mtime_ns && a.inode == b.inode
+}
+
+/// Keeps the parsers at most `ahead` files ahead of the writer, which
+/// stores files in plan order: a large file parsed slowly holds back at
+/// most that many parsed files in memory.
+struct Window {
+    /// Files written so far, and whether the writer stopped.
+    state: Mutex<(usize, bool)>,
+    moved: Condvar,
+    ahead: usize,
+}
+
+impl Window {
+    fn new(ahead: usize) -> Window {
+        Window {
+            state: Mutex::new((0, false)),
+            moved: Condvar::new(),
+            ahead: ahead.max(1),
+        }
+    }
+
+    /// Waits until file `i` may be parsed; false when the writer stopped.
+    fn admit(&self, i: usize) -> bool {
+        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        while !s.1 && i >= s.0 + self.ahead {
+            s = self.moved.wait(s).unwrap_or_else(PoisonError::into_inner);
+        }
+        !s.1
+    }
+
+    /// Records that the first `written` files were stored.
+    fn advance(&self, written: usize) {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).0 = written;
+        self.moved.notify_all();
+    }
+
+    fn stop(&self) {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).1 = true;
+        self.moved.notify_all();
+    }
+}
+
+/// Stops the window when dropped (with `true`: only when the thread is
+/// panicking, so that a parser that dies does not leave the others waiting
+/// for a file that will never come).
+struct StopOnDrop<'a>(&'a Window, bool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        if !self.1 || std::thread::panicking() {
+            self.0.stop();
+        }
+    }
 }
 
 /// Reads one file (in a worker thread).

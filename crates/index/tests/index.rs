@@ -331,6 +331,48 @@ fn one_update_writes_one_full_text_segment() {
 }
 
 #[test]
+fn newer_files_get_higher_document_ids_whatever_the_parse_order() {
+    // Unweighed matches (here a phrase) are listed newest document first;
+    // files are stored oldest first even though they are parsed in
+    // parallel.
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+    let mut found = Vec::new();
+    for k in (0..40).rev() {
+        let s = session(
+            &format!("s{k:02}"),
+            Agent::Claude,
+            "/p",
+            NOW - DAY,
+            &[Turn {
+                user: &format!("the borrow checker again, take {k}"),
+                thinking: None,
+                tool: None,
+                answer: "ok",
+                model: "m",
+                usage: (1, 1, 0, 0),
+            }],
+        );
+        let f = write_json(dir.path(), &format!("f{k:02}"), &s);
+        std::fs::File::options()
+            .write(true)
+            .open(&f.path)
+            .unwrap()
+            .set_modified(base + std::time::Duration::from_secs(k))
+            .unwrap();
+        found.push(f);
+    }
+    let mut ix = open(dir.path());
+    ix.update(&found, &mut |_| {}).unwrap();
+    let got: Vec<String> = search(&ix, "\"borrow checker\"", |p| p.limit = 100)
+        .into_iter()
+        .map(|h| h.0)
+        .collect();
+    let want: Vec<String> = (0..40).rev().map(|k| format!("s{k:02}")).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
 fn stats_count_tokens_and_cost_by_model_agent_and_day() {
     let dir = tempfile::tempdir().unwrap();
     let found = corpus(dir.path());
