@@ -7,12 +7,21 @@ use std::path::Path;
 
 /// The schema version, kept in `PRAGMA user_version`. An index with another
 /// version is rebuilt from the session files.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The tables. `files` holds what was read of each session file (for
 /// incremental updates); `sessions` is the catalog (same id as `files`);
 /// `docs` has one row per entry; `fts` is the full-text index (rowid =
 /// `docs.rowid`); `usage` has one row per model response.
+///
+/// `fts` keeps prefix indexes for prefixes of 2 to 4 characters: such a
+/// prefix is read like a word, newest entries first, where without one
+/// FTS5 gathers the entries of every word the prefix starts before
+/// returning any (`pars*` took 20 ms on a 1 GB corpus, 0.4 ms with the
+/// index). Longer prefixes start fewer words and are gathered (5 to 10 ms
+/// there). On that corpus the prefix indexes take the build from 17 to
+/// 28 s and the file from 0.92 to 1.35 GB; indexes for 5 and 6 characters
+/// as well would make it 35 s and 1.53 GB.
 const SCHEMA: &str = "
 CREATE TABLE files(
   id INTEGER PRIMARY KEY,
@@ -79,7 +88,8 @@ CREATE INDEX usage_session ON usage(session, line);
 CREATE INDEX usage_response ON usage(response_id);
 CREATE VIRTUAL TABLE fts USING fts5(
   text, thinking, tools, output, tags,
-  tokenize = 'unicode61 remove_diacritics 2'
+  tokenize = 'unicode61 remove_diacritics 2',
+  prefix = '2 3 4'
 );
 INSERT INTO fts(fts, rank) VALUES('pgsz', 4000);
 INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);

@@ -12,9 +12,9 @@
 //! next to nothing, so it is left out of the weighing (it still has to
 //! match), as are prefixes and phrases of several words (counting those
 //! costs as much as the search). A query with nothing left to weigh lists
-//! the newest matches first; a prefix looks among the newest 100,000
-//! entries first, since FTS5 gathers every word a prefix starts over the
-//! whole range searched.
+//! the newest matches first. Prefixes of 2 to 4 characters are read from
+//! FTS5's prefix indexes like words; other prefixes make FTS5 gather the
+//! entries of every word they start (see the `schema` module).
 //!
 //! Filters (agent, project, role, tool, session) are terms of the same
 //! full-text query (tags stored with each entry), so they narrow the match
@@ -149,8 +149,6 @@ impl Hit {
 const FIELDS: [&str; 4] = ["text", "thinking", "tools", "output"];
 /// Entries a phrase must be in to count as too common to weigh.
 const COMMON: i64 = 20_000;
-/// How many of the newest entries a prefix search looks at first.
-const RECENT_WINDOW: i64 = 100_000;
 const OPEN: char = '\u{2}';
 const CLOSE: char = '\u{3}';
 
@@ -182,21 +180,8 @@ impl Index {
         let ranking = parsed.ranking_expr(&|ph: &str| selective.contains(ph));
         let Some(ranking) = ranking else {
             // Nothing to weigh: the newest matches, with their snippets, in
-            // one pass. A prefix is expanded over every word it starts in
-            // the searched range, so look among the newest entries first.
-            if expr.contains('*') {
-                let max: Option<i64> = self
-                    .conn
-                    .query_row("SELECT max(id) FROM docs", [], |r| r.get(0))
-                    .at(&self.path)?;
-                if let Some(max) = max {
-                    let hits = self.newest(&expr, p, limit, max - RECENT_WINDOW)?;
-                    if hits.len() >= limit {
-                        return Ok(hits);
-                    }
-                }
-            }
-            return self.newest(&expr, p, limit, i64::MIN);
+            // one pass.
+            return self.newest(&expr, p, limit);
         };
         let mut stmt = self
             .conn
@@ -267,13 +252,7 @@ impl Index {
     }
 
     /// Returns the newest matches, ranked by recency alone.
-    fn newest(
-        &self,
-        expr: &str,
-        p: &SearchParams,
-        limit: usize,
-        from_id: i64,
-    ) -> Result<Vec<Hit>, IndexError> {
+    fn newest(&self, expr: &str, p: &SearchParams, limit: usize) -> Result<Vec<Hit>, IndexError> {
         let now = p.now_ms.unwrap_or_else(crate::time::now_ms);
         let open = OPEN.to_string();
         let close = CLOSE.to_string();
@@ -284,7 +263,7 @@ impl Index {
                         snippet(fts, 1, ?5, ?6, '…', 24), snippet(fts, 2, ?5, ?6, '…', 24),
                         snippet(fts, 3, ?5, ?6, '…', 24)
                  FROM fts f JOIN docs d ON d.id = f.rowid
-                 WHERE fts MATCH ?1 AND f.rowid >= ?7
+                 WHERE fts MATCH ?1
                    AND (?2 IS NULL OR d.ts_ms >= ?2)
                    AND (?3 IS NULL OR d.ts_ms < ?3)
                  ORDER BY f.rowid DESC LIMIT ?4",
@@ -292,15 +271,7 @@ impl Index {
             .at(&self.path)?;
         let rows = stmt
             .query_map(
-                params![
-                    expr,
-                    p.since_ms,
-                    p.until_ms,
-                    limit as i64,
-                    open,
-                    close,
-                    from_id
-                ],
+                params![expr, p.since_ms, p.until_ms, limit as i64, open, close],
                 |r| {
                     Ok((
                         r.get::<_, i64>(0)?,

@@ -373,6 +373,76 @@ fn newer_files_get_higher_document_ids_whatever_the_parse_order() {
 }
 
 #[test]
+fn prefixes_of_every_length_find_the_entries_with_a_word_they_start() {
+    // Prefixes of 2 to 4 characters are read from FTS5's prefix indexes,
+    // the others by gathering every word they start: both ways must find
+    // exactly the entries holding a word that starts with the prefix.
+    let dir = tempfile::tempdir().unwrap();
+    let found = corpus(dir.path());
+    let mut ix = open(dir.path());
+    ix.update(&found, &mut |_| {}).unwrap();
+    let c = rusqlite::Connection::open(dir.path().join("index.sqlite")).unwrap();
+    let sql: String = c
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE name = 'fts'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(sql.contains("prefix = '2 3 4'"), "{sql}");
+    // The words of each entry, read back from the index (the corpus is
+    // ASCII, so splitting on what is not a letter or digit is what the
+    // tokenizer does).
+    let mut stmt = c
+        .prepare(
+            "SELECT s.session_id, d.entry_id, f.text, f.thinking, f.tools, f.output
+             FROM fts f JOIN docs d ON d.id = f.rowid JOIN sessions s ON s.id = d.session",
+        )
+        .unwrap();
+    let docs: Vec<((String, String), Vec<String>)> = stmt
+        .query_map([], |r| {
+            let mut words = Vec::new();
+            for i in 2..6 {
+                let field: Option<String> = r.get(i)?;
+                words.extend(
+                    field
+                        .unwrap_or_default()
+                        .split(|c: char| !c.is_ascii_alphanumeric())
+                        .filter(|w| !w.is_empty())
+                        .map(str::to_ascii_lowercase),
+                );
+            }
+            Ok(((r.get(0)?, r.get(1)?), words))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut prefixes = std::collections::BTreeSet::new();
+    for (_, words) in &docs {
+        for w in words {
+            for n in 1..=w.len().min(8) {
+                prefixes.insert(w[..n].to_string());
+            }
+        }
+    }
+    assert!(prefixes.len() > 100, "{}", prefixes.len());
+    for p in &prefixes {
+        let mut want: Vec<(String, String)> = docs
+            .iter()
+            .filter(|(_, words)| words.iter().any(|w| w.starts_with(p.as_str())))
+            .map(|(k, _)| k.clone())
+            .collect();
+        want.sort();
+        let mut got: Vec<(String, String)> = search(&ix, &format!("{p}*"), |q| q.limit = 1000)
+            .into_iter()
+            .map(|h| (h.0, h.1))
+            .collect();
+        got.sort();
+        assert_eq!(got, want, "{p}*");
+    }
+}
+
+#[test]
 fn stats_count_tokens_and_cost_by_model_agent_and_day() {
     let dir = tempfile::tempdir().unwrap();
     let found = corpus(dir.path());
@@ -510,17 +580,27 @@ fn a_corrupt_or_old_index_is_rebuilt_with_a_notice() {
     ix.update(&found, &mut |_| {}).unwrap();
     assert_eq!(ix.sessions(&ListParams::default()).unwrap().len(), 3);
     drop(ix);
-    // An index written by another version.
-    {
-        let c = rusqlite::Connection::open(&path).unwrap();
-        c.execute_batch("PRAGMA user_version = 1").unwrap();
+    // An index written by another version (the last one before this had
+    // no prefix indexes).
+    for old in [1, agentlog_index::SCHEMA_VERSION - 1] {
+        {
+            let c = rusqlite::Connection::open(&path).unwrap();
+            c.execute_batch(&format!("PRAGMA user_version = {old}"))
+                .unwrap();
+        }
+        let (mut ix, notice) = Index::open(&path).unwrap();
+        let notice = notice.unwrap();
+        assert!(
+            notice.contains(&format!(
+                "schema version {old}, this agentlog uses {}",
+                agentlog_index::SCHEMA_VERSION
+            )),
+            "{notice}"
+        );
+        assert!(ix.sessions(&ListParams::default()).unwrap().is_empty());
+        ix.update(&found, &mut |_| {}).unwrap();
+        assert_eq!(ix.sessions(&ListParams::default()).unwrap().len(), 3);
     }
-    let (mut ix, notice) = Index::open(&path).unwrap();
-    assert!(notice.unwrap().contains("schema version 1"));
-    assert!(ix.sessions(&ListParams::default()).unwrap().is_empty());
-    ix.update(&found, &mut |_| {}).unwrap();
-    assert_eq!(ix.sessions(&ListParams::default()).unwrap().len(), 3);
-    drop(ix);
     // Opening a healthy index says nothing.
     let (_ix, notice) = Index::open(&path).unwrap();
     assert!(notice.is_none());
