@@ -214,3 +214,22 @@ fn a_closed_pipe_is_not_an_error() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn validate_a_directory_checks_the_sessions_below_it() {
+    let env = TestEnv::new();
+    env.write("sessions/a.json", SESSION.as_bytes());
+    env.write("sessions/deep/b.json", SESSION.as_bytes());
+    env.write("sessions/notes.txt", b"not a session\n");
+    let r = env.run(&[
+        "validate",
+        &env.home().join("sessions").display().to_string(),
+    ]);
+    assert_eq!(r.status, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("2 files checked, 0 failed"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("notes.txt"), "{}", r.stdout);
+}

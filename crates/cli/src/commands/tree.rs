@@ -92,6 +92,11 @@ pub fn cmd_tree(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut text = String::new();
+    let id_width = nodes
+        .iter()
+        .map(|n| n.id.chars().count())
+        .max()
+        .unwrap_or(0);
     for n in &nodes {
         let marker = if n.is_leaf {
             "●"
@@ -103,7 +108,7 @@ pub fn cmd_tree(args: Args) -> anyhow::Result<ExitCode> {
             "·"
         };
         let mut line = format!(
-            "{}{marker} {} {:<14} {}",
+            "{}{marker} {:<id_width$} {:<21} {}",
             "  ".repeat(n.depth.min(40)),
             n.id,
             n.kind,

@@ -31,7 +31,14 @@ struct FileReport {
 pub fn cmd_validate(args: Args) -> anyhow::Result<ExitCode> {
     let mut reports = Vec::new();
     for arg in &args.sessions {
-        reports.push(check(arg, args.from.as_deref()));
+        match expand_dir(arg, args.from.as_deref()) {
+            Some(files) => reports.extend(
+                files
+                    .iter()
+                    .map(|f| check(&f.display().to_string(), args.from.as_deref())),
+            ),
+            None => reports.push(check(arg, args.from.as_deref())),
+        }
     }
     let failed = reports.iter().filter(|r| !r.ok).count();
     if args.json {
@@ -63,6 +70,24 @@ pub fn cmd_validate(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// For a directory that is not itself a session (as some formats' are),
+/// returns the session files below it, each detected on its own; `None`
+/// for anything else.
+fn expand_dir(arg: &str, from: Option<&str>) -> Option<Vec<std::path::PathBuf>> {
+    let path = std::path::Path::new(arg);
+    if !path.is_dir() || from.is_some() || registry::detect(path).is_ok() {
+        return None;
+    }
+    let files = agentlog_formats::discover::walk_files(path, 12, &|p| {
+        let is_sidecar = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.contains(".torn-") || n.ends_with(".lock"));
+        !is_sidecar && registry::detect(p).is_ok()
+    });
+    Some(files)
 }
 
 fn counts(diags: &[Diagnostic]) -> (usize, usize) {

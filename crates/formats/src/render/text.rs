@@ -81,7 +81,15 @@ fn entry_text(out: &mut String, st: &Style, entry: &Entry, opts: TextOptions) {
             }
             head(out, st, color, label.trim_end(), entry);
             for b in &msg.content {
-                block_text(out, st, b, opts);
+                match &b.kind {
+                    // Harness-injected context (instructions, reminders,
+                    // command output) is long and rarely what one reads:
+                    // cut it like tool output unless asked for in full.
+                    BlockKind::Text { text } if msg.injected.is_some() => {
+                        indent(out, text, if opts.max_tool_lines == 0 { 0 } else { 4 })
+                    }
+                    _ => block_text(out, st, b, opts),
+                }
             }
         }
         EntryKind::ModelChange {
