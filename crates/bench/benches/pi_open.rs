@@ -250,54 +250,18 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// Returns the path of pi's session-manager module, installed once by
+/// `scripts/install-pi-peer.sh`; `None` (with its reason on stderr) when
+/// that is not possible.
 fn peer() -> Option<PathBuf> {
-    let dir = repo().join("target/peers/pi");
-    let module =
-        dir.join("node_modules/@mariozechner/pi-coding-agent/dist/core/session-manager.js");
-    if !Command::new("node")
-        .arg("--version")
+    let out = Command::new("bash")
+        .arg(repo().join("scripts/install-pi-peer.sh"))
+        .arg(PI_VERSION)
+        .stderr(std::process::Stdio::inherit())
         .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        return None;
-    }
-    if module.exists() {
-        return Some(module);
-    }
-    std::fs::create_dir_all(&dir).ok()?;
-    if !dir.join("package.json").exists() {
-        std::fs::write(
-            dir.join("package.json"),
-            "{\"name\":\"pi-peer\",\"private\":true}\n",
-        )
         .ok()?;
-    }
-    let mut child = Command::new("npm")
-        .args([
-            "install",
-            "--ignore-scripts",
-            "--no-audit",
-            "--no-fund",
-            "--silent",
-        ])
-        .arg(format!("@mariozechner/pi-coding-agent@{PI_VERSION}"))
-        .current_dir(&dir)
-        .spawn()
-        .ok()?;
-    // An offline machine can make npm retry for minutes.
-    let deadline = Instant::now() + std::time::Duration::from_secs(240);
-    loop {
-        match child.try_wait() {
-            Ok(Some(s)) => return (s.success() && module.exists()).then_some(module),
-            Err(_) => return None,
-            Ok(None) if Instant::now() > deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(200)),
-        }
-    }
+    let path = String::from_utf8(out.stdout).ok()?;
+    (out.status.success() && !path.trim().is_empty()).then(|| PathBuf::from(path.trim()))
 }
 
 // ----- the generated session ---------------------------------------------

@@ -10,7 +10,6 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
 
 const PI_VERSION: &str = "0.73.1";
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures");
@@ -32,61 +31,14 @@ fn peer() -> Option<PathBuf> {
 }
 
 fn install_peer() -> Option<PathBuf> {
-    let dir = repo().join("target/peers/pi");
-    let module =
-        dir.join("node_modules/@mariozechner/pi-coding-agent/dist/core/session-manager.js");
-    if !Command::new("node")
-        .arg("--version")
+    let out = Command::new("bash")
+        .arg(repo().join("scripts/install-pi-peer.sh"))
+        .arg(PI_VERSION)
+        .stderr(std::process::Stdio::inherit())
         .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        println!("node is not available");
-        return None;
-    }
-    if module.exists() {
-        return Some(module);
-    }
-    std::fs::create_dir_all(&dir).ok()?;
-    if !dir.join("package.json").exists() {
-        std::fs::write(
-            dir.join("package.json"),
-            "{\"name\":\"pi-peer\",\"private\":true}\n",
-        )
         .ok()?;
-    }
-    let child = Command::new("npm")
-        .args([
-            "install",
-            "--ignore-scripts",
-            "--no-audit",
-            "--no-fund",
-            "--silent",
-        ])
-        .arg(format!("@mariozechner/pi-coding-agent@{PI_VERSION}"))
-        .current_dir(&dir)
-        .spawn();
-    let Ok(mut child) = child else {
-        println!("npm is not available");
-        return None;
-    };
-    // An offline machine can make npm retry for minutes.
-    let deadline = Instant::now() + Duration::from_secs(240);
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) if status.success() && module.exists() => return Some(module),
-            Ok(Some(_)) | Err(_) => {
-                println!("npm could not install the package");
-                return None;
-            }
-            Ok(None) if Instant::now() > deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                println!("npm install timed out");
-                return None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(200)),
-        }
-    }
+    let path = String::from_utf8(out.stdout).ok()?;
+    (out.status.success() && !path.trim().is_empty()).then(|| PathBuf::from(path.trim()))
 }
 
 /// Runs the peer script with pi's agent directory inside `sandbox`.
