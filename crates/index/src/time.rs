@@ -5,7 +5,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 /// Parses a time as milliseconds since the epoch: a date (`2025-06-01`,
 /// midnight UTC), an RFC 3339 time (`2025-06-01T12:00:00Z`), a time ago
-/// (`30m`, `12h`, `7d`, `2w`), `today` or `yesterday` (UTC).
+/// (`45s`, `30m`, `12h`, `7d`, `2w`), `today` or `yesterday` (UTC). Every
+/// command's `--since`/`--until` goes through here, so they agree.
 pub fn parse_time(what: &'static str, s: &str, now_ms: i64) -> Result<i64, IndexError> {
     let t = s.trim();
     let err = || IndexError::Filter {
@@ -33,6 +34,7 @@ pub fn parse_time(what: &'static str, s: &str, now_ms: i64) -> Result<i64, Index
     let (num, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
     let n: i64 = num.parse().map_err(|_| err())?;
     let ms = match unit {
+        "s" => 1_000,
         "m" | "min" => 60_000,
         "h" => 3_600_000,
         "d" => DAY,

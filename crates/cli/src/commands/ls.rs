@@ -2,8 +2,8 @@ use crate::{config, out};
 use agentlog_formats::discover::{discover_report, Found};
 use agentlog_formats::{registry, Read};
 use agentlog_model::Timestamp;
-use anyhow::{bail, Context};
-use chrono::{DateTime, Local, NaiveDate, TimeZone, Utc};
+use anyhow::Context;
+use chrono::{DateTime, Local, TimeZone, Utc};
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -505,57 +505,15 @@ fn table(rows: &[Row], home: &std::path::Path) -> String {
     out
 }
 
-/// Parses `--since`: a span ago (`30m`, `12h`, `7d`, `2w`), `today`,
-/// `yesterday`, a date (local midnight) or an RFC 3339 time.
+/// Parses `--since` as every command does
+/// ([`agentlog_index::time::parse_time`]: dates and `today` in UTC, like the
+/// times agentlog prints).
 pub fn parse_since(s: &str, now: DateTime<Utc>) -> anyhow::Result<i64> {
-    let t = s.trim();
-    let local_midnight = |d: NaiveDate| {
-        d.and_hms_opt(0, 0, 0)
-            .and_then(|n| Local.from_local_datetime(&n).earliest())
-            .map(|t| t.timestamp_millis())
-    };
-    match t {
-        "today" => {
-            if let Some(ms) = local_midnight(now.with_timezone(&Local).date_naive()) {
-                return Ok(ms);
-            }
-        }
-        "yesterday" => {
-            if let Some(ms) = now
-                .with_timezone(&Local)
-                .date_naive()
-                .pred_opt()
-                .and_then(local_midnight)
-            {
-                return Ok(ms);
-            }
-        }
-        _ => {}
-    }
-    if let Some(unit) = t.chars().last().filter(|c| c.is_ascii_alphabetic()) {
-        if let Ok(n) = t[..t.len() - 1].parse::<i64>() {
-            let secs = match unit {
-                's' => Some(1),
-                'm' => Some(60),
-                'h' => Some(3600),
-                'd' => Some(86_400),
-                'w' => Some(7 * 86_400),
-                _ => None,
-            };
-            if let Some(ms) = secs.and_then(|u| n.checked_mul(u * 1000)) {
-                return Ok(now.timestamp_millis() - ms);
-            }
-        }
-    }
-    if let Ok(d) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
-        if let Some(ms) = local_midnight(d) {
-            return Ok(ms);
-        }
-    }
-    if let Some(ms) = Timestamp::Text(t.to_string()).millis() {
-        return Ok(ms);
-    }
-    bail!("--since {s:?}: expected a date (2026-01-31), a time (2026-01-31T08:00:00Z), a span ago (30m, 12h, 7d, 2w), today or yesterday")
+    Ok(agentlog_index::time::parse_time(
+        "--since",
+        s,
+        now.timestamp_millis(),
+    )?)
 }
 
 #[cfg(test)]
