@@ -8,7 +8,11 @@ use std::fmt::Write;
 pub fn markdown(session: &Session) -> String {
     let mut out = String::new();
     let m = &session.meta;
-    let _ = writeln!(out, "# {}\n", title(session));
+    let _ = writeln!(
+        out,
+        "# {}\n",
+        super::sanitize::sanitize_line(&title(session))
+    );
     let mut facts = vec![format!("**Agent:** {}", m.agent)];
     if let Some(v) = &m.agent_version {
         facts[0].push_str(&format!(" {v}"));
@@ -32,7 +36,11 @@ pub fn markdown(session: &Session) -> String {
     while out.ends_with("\n\n") {
         out.pop();
     }
-    out
+    // Read in terminals and previews too: no control sequence gets through.
+    match super::sanitize::sanitize(&out) {
+        std::borrow::Cow::Borrowed(_) => out,
+        std::borrow::Cow::Owned(clean) => clean,
+    }
 }
 
 /// Ends what came before with exactly one blank line.

@@ -1,6 +1,7 @@
 //! Human-readable renderings of a session: markdown and terminal text.
 
 mod markdown;
+pub mod sanitize;
 mod text;
 
 pub use markdown::markdown;
@@ -47,15 +48,10 @@ pub fn title(session: &Session) -> String {
     }
 }
 
-/// Returns the first line of `s`, cut to `max` characters with an ellipsis.
+/// Returns the first line of `s`, sanitized for a terminal and cut to `max`
+/// characters with an ellipsis (see [`sanitize::one_line`]).
 pub fn one_line(s: &str, max: usize) -> String {
-    let line = s.trim().lines().next().unwrap_or("").trim();
-    if line.chars().count() > max {
-        let cut: String = line.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
-    } else {
-        line.to_string()
-    }
+    sanitize::one_line(s, max)
 }
 
 /// Returns JSON pretty-printed, or the string itself when the value is one.

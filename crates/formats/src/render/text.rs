@@ -1,3 +1,4 @@
+use super::sanitize::{sanitize, sanitize_line};
 use super::{pretty_value, short_time, title};
 use agentlog_model::{Block, BlockKind, Entry, EntryKind, Role, Session};
 use std::fmt::Write;
@@ -18,11 +19,13 @@ struct Style {
 }
 
 impl Style {
+    /// Returns `s` sanitized as one line, in colour when colours are on.
     fn paint(&self, code: &str, s: &str) -> String {
+        let s = sanitize_line(s);
         if self.color {
             format!("\x1b[{code}m{s}\x1b[0m")
         } else {
-            s.to_string()
+            s.into_owned()
         }
     }
 }
@@ -187,17 +190,17 @@ fn block_text(out: &mut String, st: &Style, b: &Block, opts: TextOptions) {
             } else {
                 shown
             };
-            indent(out, &st.paint("2;3", &format!("thinking: {shown}")), 0);
+            indent_painted(out, &st.paint("2;3", &format!("thinking: {shown}")));
         }
         BlockKind::ToolCall { name, input, .. } => {
-            indent(out, &st.paint("33", &format!("→ {name}")), 0);
+            indent_painted(out, &st.paint("33", &format!("→ {name}")));
             indent(out, &pretty_value(input), opts.max_tool_lines);
         }
         BlockKind::ToolResult {
             content, is_error, ..
         } => {
             let label = if *is_error { "← error" } else { "← result" };
-            indent(out, &st.paint("33", label), 0);
+            indent_painted(out, &st.paint("33", label));
             let t: Vec<String> = content.iter().filter_map(Block::plain_text).collect();
             indent(out, &t.join("\n"), opts.max_tool_lines);
         }
@@ -224,7 +227,14 @@ fn block_text(out: &mut String, st: &Style, b: &Block, opts: TextOptions) {
     }
 }
 
+/// Writes a line already painted (and so sanitized) by [`Style::paint`].
+fn indent_painted(out: &mut String, painted: &str) {
+    let _ = writeln!(out, "  {painted}");
+}
+
+/// Writes `text` sanitized, indented, cut to `max_lines` (0: all).
 fn indent(out: &mut String, text: &str, max_lines: usize) {
+    let text = sanitize(text);
     let lines: Vec<&str> = text.trim_end().lines().collect();
     let shown = if max_lines == 0 {
         lines.len()

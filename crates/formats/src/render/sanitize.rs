@@ -1,0 +1,209 @@
+//! The one terminal sanitizer: everything agentlog prints for a human
+//! passes through it, because session text is attacker-controlled (a web
+//! page an agent read, a file in a cloned repository).
+//!
+//! - C0 control characters (ESC, BEL, CR, backspace, …), DEL and the C1
+//!   controls (U+0080–U+009F, among them the one-byte CSI and OSC) are shown
+//!   visibly: ESC becomes the four characters `\x1b`, U+009B becomes
+//!   `\u{9b}`. Newline is kept by [`sanitize`] (multi-line text) and
+//!   shown as `\n` by [`sanitize_line`] (one-line fields: titles, ids,
+//!   paths, model and tool names); tab likewise.
+//! - Bidirectional controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F,
+//!   U+061C) and the line and paragraph separators U+2028/U+2029 are shown
+//!   as `\u{202e}` and so on, so they cannot reorder what follows them.
+//! - [`truncate`] cuts after sanitizing, on character boundaries, and never
+//!   inside a shown escape: a cut text cannot leave a sequence open.
+//!
+//! `--json` output is never sanitized: it is exact, and JSON escapes every
+//! control character itself.
+//!
+//! ```
+//! use agentlog_formats::render::sanitize::{sanitize, sanitize_line, truncate};
+//!
+//! assert_eq!(sanitize("red \x1b[31m\nnext"), "red \\x1b[31m\nnext");
+//! assert_eq!(sanitize_line("a\r\nb"), "a\\x0d\\nb");
+//! assert_eq!(sanitize_line("abc\u{202e}def"), "abc\\u{202e}def");
+//! assert_eq!(truncate("ab\x1b]0;x\x07", 4), "ab…");
+//! ```
+
+use std::borrow::Cow;
+
+/// How one character is printed.
+enum Shown {
+    /// As itself.
+    Plain(char),
+    /// As this visible escape.
+    Escaped(String),
+}
+
+fn is_bidi_or_separator(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{2028}'
+            | '\u{2029}'
+    )
+}
+
+/// Returns true when `c` is printed as an escape (`keep_newlines`: newline
+/// and tab are printed as themselves).
+fn needs_escape(c: char, keep_newlines: bool) -> bool {
+    match c {
+        '\n' | '\t' => !keep_newlines,
+        c if c.is_control() => true, // C0, DEL, C1
+        c => is_bidi_or_separator(c),
+    }
+}
+
+fn show(c: char, keep_newlines: bool) -> Shown {
+    if !needs_escape(c, keep_newlines) {
+        return Shown::Plain(c);
+    }
+    Shown::Escaped(match c {
+        '\n' => "\\n".to_string(),
+        '\t' => "\\t".to_string(),
+        c if (c as u32) < 0x80 => format!("\\x{:02x}", c as u32),
+        c => format!("\\u{{{:x}}}", c as u32),
+    })
+}
+
+fn clean(s: &str, keep_newlines: bool) -> Cow<'_, str> {
+    if !s.chars().any(|c| needs_escape(c, keep_newlines)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match show(c, keep_newlines) {
+            Shown::Plain(c) => out.push(c),
+            Shown::Escaped(e) => out.push_str(&e),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Returns multi-line text safe for a terminal: newlines and tabs kept,
+/// every other control character and every bidi control shown as an
+/// escape. Borrowed when nothing needed escaping.
+pub fn sanitize(s: &str) -> Cow<'_, str> {
+    clean(s, true)
+}
+
+/// Returns a one-line field (title, id, path, model or tool name) safe for
+/// a terminal: like [`sanitize`], and newlines and tabs shown as `\n`
+/// and `\t`.
+pub fn sanitize_line(s: &str) -> Cow<'_, str> {
+    clean(s, false)
+}
+
+/// Returns `s` sanitized as a one-line field and cut to at most `max`
+/// characters, the last of them `…` when it was cut. Escapes count with
+/// their shown length and are never split.
+pub fn truncate(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0usize;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        let piece = match show(c, false) {
+            Shown::Plain(c) => c.to_string(),
+            Shown::Escaped(e) => e,
+        };
+        let len = piece.chars().count();
+        // Room for this piece, and for an ellipsis if more follows.
+        let reserve = usize::from(chars.peek().is_some());
+        if used + len + reserve > max {
+            if used + len <= max && chars.peek().is_none() {
+                out.push_str(&piece);
+                return out;
+            }
+            if max > 0 {
+                out.push('…');
+            }
+            return out;
+        }
+        out.push_str(&piece);
+        used += len;
+    }
+    out
+}
+
+/// Returns the first non-empty line of `s` (trimmed), sanitized and cut to
+/// `max` characters like [`truncate`].
+pub fn one_line(s: &str, max: usize) -> String {
+    let line = s.trim().lines().next().unwrap_or("").trim();
+    truncate(line, max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shows_every_control_visibly() {
+        for c in (0u32..0x20).chain(0x7f..0xa0) {
+            let Some(c) = char::from_u32(c) else { continue };
+            let s = format!("a{c}b");
+            let line = sanitize_line(&s);
+            assert!(!line.chars().any(|x| x.is_control()), "{c:?}: {line:?}");
+            if c != '\n' && c != '\t' {
+                let text = sanitize(&s);
+                assert!(!text.chars().any(|x| x.is_control()), "{c:?}: {text:?}");
+            }
+        }
+        assert_eq!(
+            sanitize("\x1b]8;;file:///etc\x07x"),
+            "\\x1b]8;;file:///etc\\x07x"
+        );
+        assert_eq!(sanitize("\u{9b}31m"), "\\u{9b}31m");
+        assert_eq!(sanitize("ok\rfake"), "ok\\x0dfake");
+    }
+
+    #[test]
+    fn neutralises_bidi_controls() {
+        for c in [
+            '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}',
+            '\u{2068}', '\u{2069}', '\u{200e}', '\u{200f}', '\u{061c}',
+        ] {
+            let s = sanitize(&format!("x{c}y")).into_owned();
+            assert!(!s.contains(c), "{c:?}");
+            assert!(s.starts_with("x\\u{"), "{s}");
+        }
+    }
+
+    #[test]
+    fn plain_text_is_borrowed() {
+        assert!(matches!(sanitize("héllo\nwörld\t"), Cow::Borrowed(_)));
+        assert!(matches!(sanitize_line("héllo"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn truncation_never_splits_an_escape() {
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("abcd", 4), "abcd");
+        assert_eq!(truncate("ab\x1b[2J", 5), "ab…");
+        assert_eq!(truncate("ab\x1b[2J", 7), "ab\\x1b…");
+        assert_eq!(truncate("ééééé", 3), "éé…");
+        assert_eq!(truncate("x", 0), "");
+        for max in 0..30 {
+            let t = truncate("t\x1b]0;evil\x07\u{202e}end", max);
+            assert!(t.chars().count() <= max, "{max}: {t:?}");
+            assert!(!t.chars().any(|c| c.is_control() || c == '\u{202e}'));
+            // A cut never leaves half of a `\x..` or `\u{..}` escape.
+            let body = t.trim_end_matches('…');
+            assert!(!body.ends_with("\\x1") && !body.ends_with('\\'), "{t:?}");
+            assert!(
+                body.matches("\\u{").count() == body.matches('}').count(),
+                "{t:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn one_line_takes_the_first_line() {
+        assert_eq!(one_line("  hello\nworld", 80), "hello");
+        assert_eq!(one_line("ab\x1bc\nd", 80), "ab\\x1bc");
+    }
+}
