@@ -16,6 +16,22 @@ pub struct ListParams {
     pub since_ms: Option<i64>,
     /// At most this many (0: all).
     pub limit: usize,
+    /// Skip this many first (for pages).
+    pub offset: usize,
+    /// Which time orders the list (newest first).
+    pub order: SessionOrder,
+}
+
+/// Which time orders a session list; newest first either way, sessions
+/// without the time last.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionOrder {
+    /// The last change.
+    #[default]
+    Updated,
+    /// The start.
+    Created,
 }
 
 /// Tokens of one model in one session.
@@ -86,11 +102,12 @@ impl Index {
                         assistant_messages, tool_calls
                  FROM sessions
                  WHERE (?1 IS NULL OR updated_ms >= ?1)
-                 ORDER BY updated_ms IS NULL, updated_ms DESC, path",
+                 ORDER BY CASE WHEN ?2 THEN created_ms ELSE updated_ms END IS NULL,
+                          CASE WHEN ?2 THEN created_ms ELSE updated_ms END DESC, path",
             )
             .at(&self.path)?;
         let rows = stmt
-            .query_map(params![p.since_ms], |r| {
+            .query_map(params![p.since_ms, p.order == SessionOrder::Created], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     SessionInfo {
@@ -114,6 +131,7 @@ impl Index {
             })
             .at(&self.path)?;
         let mut out = Vec::new();
+        let mut skip = p.offset;
         for row in rows {
             let (id, mut info) = row.at(&self.path)?;
             if !p.agents.is_empty() && !p.agents.iter().any(|a| a.eq_ignore_ascii_case(&info.agent))
@@ -124,6 +142,10 @@ impl Index {
                 if !info.project.as_ref().is_some_and(|x| ps.contains(x)) {
                     continue;
                 }
+            }
+            if skip > 0 {
+                skip -= 1;
+                continue;
             }
             info.tokens = self.session_tokens(id)?;
             out.push(info);
@@ -170,6 +192,36 @@ impl Index {
             .at(&self.path)?;
         let rows = stmt
             .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .at(&self.path)?;
+        rows.map(|r| r.at(&self.path)).collect()
+    }
+
+    /// Returns the sessions whose id starts with `p.prefix`: the exact id
+    /// first, then the most recently updated.
+    pub fn resolve(
+        &self,
+        p: &crate::backend::ResolveParams,
+    ) -> Result<Vec<crate::backend::SessionRef>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT session_id, agent, format, path, updated_ms FROM sessions
+                 WHERE substr(session_id, 1, length(?1)) = ?1
+                 ORDER BY session_id <> ?1, updated_ms IS NULL, updated_ms DESC, path
+                 LIMIT ?2",
+            )
+            .at(&self.path)?;
+        let limit = if p.limit == 0 { -1 } else { p.limit as i64 };
+        let rows = stmt
+            .query_map(params![p.prefix, limit], |r| {
+                Ok(crate::backend::SessionRef {
+                    session_id: r.get(0)?,
+                    agent: r.get(1)?,
+                    format: r.get(2)?,
+                    path: r.get(3)?,
+                    updated_ms: r.get(4)?,
+                })
+            })
             .at(&self.path)?;
         rows.map(|r| r.at(&self.path)).collect()
     }

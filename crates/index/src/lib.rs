@@ -28,7 +28,10 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod backend;
 mod catalog;
+#[cfg(any(test, feature = "conformance"))]
+pub mod conformance;
 mod error;
 pub mod extract;
 pub mod files;
@@ -41,7 +44,8 @@ pub mod time;
 mod update;
 mod writer;
 
-pub use catalog::{ListParams, SessionInfo, SessionTokens};
+pub use backend::Backend;
+pub use catalog::{ListParams, SessionInfo, SessionOrder, SessionTokens};
 pub use error::IndexError;
 pub use query::to_fts;
 pub use schema::SCHEMA_VERSION;

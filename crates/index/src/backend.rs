@@ -1,0 +1,245 @@
+//! The storage backend trait: catalog, full-text search and statistics
+//! behind one interface, so front ends work the same over the embedded
+//! SQLite index and a shared server (PostgreSQL).
+//!
+//! Every operation takes a `*Params` struct (new fields get defaults, so
+//! callers written today keep compiling). Operations a backend cannot do
+//! return [`IndexError::Unsupported`] by default. Errors never name the
+//! command line: they say which backend, file or value failed.
+//!
+//! The SQLite [`Index`] is the first implementation. The conformance suite
+//! (`conformance` module, behind the `conformance` cargo feature) runs the
+//! same checks against any implementation.
+//!
+//! ```
+//! use agentlog_index::backend::{Backend, ResolveParams};
+//! use agentlog_index::{Index, ListParams};
+//!
+//! let dir = std::env::temp_dir().join(format!("agentlog-doc-{}", std::process::id()));
+//! let (index, _notice) = Index::open(&dir.join("index.sqlite"))?;
+//! let backend: Box<dyn Backend> = Box::new(index);
+//! assert!(backend.list_sessions(&ListParams::default())?.is_empty());
+//! assert!(backend.resolve_session(&ResolveParams::new("abc"))?.is_empty());
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok::<(), agentlog_index::IndexError>(())
+//! ```
+
+use crate::{
+    Hit, Index, IndexError, ListParams, Progress, SearchParams, SessionInfo, Stats, StatsParams,
+    UpdateReport,
+};
+use agentlog_formats::discover::Found;
+use serde::Serialize;
+
+/// Which session files to bring into the backend.
+#[derive(Clone, Debug, Default)]
+pub struct UpdateParams {
+    /// Every session file the backend should hold: new and changed files
+    /// are read, unchanged ones skipped, and files the backend holds that
+    /// are not listed here are removed.
+    pub found: Vec<Found>,
+}
+
+/// Which sessions an id or id prefix names.
+#[derive(Clone, Debug, Default)]
+pub struct ResolveParams {
+    /// A session id, or the start of one.
+    pub prefix: String,
+    /// At most this many (0: all).
+    pub limit: usize,
+}
+
+impl ResolveParams {
+    /// Returns parameters resolving `prefix` with no limit.
+    pub fn new(prefix: impl Into<String>) -> ResolveParams {
+        ResolveParams {
+            prefix: prefix.into(),
+            limit: 0,
+        }
+    }
+}
+
+/// A session an id prefix resolved to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SessionRef {
+    /// The full session id.
+    pub session_id: String,
+    /// The agent.
+    pub agent: String,
+    /// The format it was read as (a registry name).
+    pub format: String,
+    /// The session file.
+    pub path: String,
+    /// Last change (ms since the epoch).
+    pub updated_ms: Option<i64>,
+}
+
+/// What a backend holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct BackendStatus {
+    /// Sessions in the catalog.
+    pub sessions: u64,
+    /// Entries (searchable documents).
+    pub entries: u64,
+    /// Session files known (read or failed).
+    pub files: u64,
+    /// Files whose last read failed.
+    pub failed_files: u64,
+}
+
+/// A store of the session catalog, full-text search and token statistics.
+///
+/// Required: [`name`](Backend::name), [`status`](Backend::status),
+/// [`list_sessions`](Backend::list_sessions) and
+/// [`resolve_session`](Backend::resolve_session). The others return
+/// [`IndexError::Unsupported`] unless implemented.
+pub trait Backend: Send {
+    /// Returns the backend's name (`sqlite`, `postgres`), used in errors.
+    fn name(&self) -> &'static str;
+
+    /// Returns how much the backend holds.
+    fn status(&self) -> Result<BackendStatus, IndexError>;
+
+    /// Returns the sessions matching `p`, ordered by `p.order`, newest
+    /// first.
+    fn list_sessions(&self, p: &ListParams) -> Result<Vec<SessionInfo>, IndexError>;
+
+    /// Returns the sessions whose id starts with `p.prefix` (an exact id
+    /// first, then most recently updated first).
+    fn resolve_session(&self, p: &ResolveParams) -> Result<Vec<SessionRef>, IndexError>;
+
+    /// Brings the backend up to date with the files of `p`, reporting
+    /// progress as files are read.
+    fn update(
+        &mut self,
+        p: &UpdateParams,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<UpdateReport, IndexError> {
+        let _ = (p, progress);
+        Err(unsupported(self.name(), "update"))
+    }
+
+    /// Searches every entry; returns the best hits first.
+    fn search(&self, p: &SearchParams) -> Result<Vec<Hit>, IndexError> {
+        let _ = p;
+        Err(unsupported(self.name(), "full-text search"))
+    }
+
+    /// Counts tokens and cost.
+    fn stats(&self, p: &StatsParams) -> Result<Stats, IndexError> {
+        let _ = p;
+        Err(unsupported(self.name(), "token statistics"))
+    }
+
+    /// Returns the files whose last read failed, with the reason.
+    fn failed_files(&self) -> Result<Vec<(String, String)>, IndexError> {
+        Err(unsupported(self.name(), "listing failed files"))
+    }
+}
+
+/// Returns the error of an operation `backend` does not support.
+pub fn unsupported(backend: &'static str, operation: &'static str) -> IndexError {
+    IndexError::Unsupported { backend, operation }
+}
+
+impl Backend for Index {
+    fn name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn status(&self) -> Result<BackendStatus, IndexError> {
+        let (entries, sessions, failed_files) = self.counts()?;
+        Ok(BackendStatus {
+            sessions,
+            entries,
+            files: self.file_state_count()?,
+            failed_files,
+        })
+    }
+
+    fn list_sessions(&self, p: &ListParams) -> Result<Vec<SessionInfo>, IndexError> {
+        self.sessions(p)
+    }
+
+    fn resolve_session(&self, p: &ResolveParams) -> Result<Vec<SessionRef>, IndexError> {
+        self.resolve(p)
+    }
+
+    fn update(
+        &mut self,
+        p: &UpdateParams,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<UpdateReport, IndexError> {
+        Index::update(self, &p.found, progress)
+    }
+
+    fn search(&self, p: &SearchParams) -> Result<Vec<Hit>, IndexError> {
+        Index::search(self, p)
+    }
+
+    fn stats(&self, p: &StatsParams) -> Result<Stats, IndexError> {
+        Index::stats(self, p)
+    }
+
+    fn failed_files(&self) -> Result<Vec<(String, String)>, IndexError> {
+        Index::failed_files(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    struct CatalogOnly;
+
+    impl Backend for CatalogOnly {
+        fn name(&self) -> &'static str {
+            "catalog-only"
+        }
+        fn status(&self) -> Result<BackendStatus, IndexError> {
+            Ok(BackendStatus::default())
+        }
+        fn list_sessions(&self, _: &ListParams) -> Result<Vec<SessionInfo>, IndexError> {
+            Ok(Vec::new())
+        }
+        fn resolve_session(&self, _: &ResolveParams) -> Result<Vec<SessionRef>, IndexError> {
+            Ok(Vec::new())
+        }
+    }
+
+    #[test]
+    fn the_sqlite_index_passes_the_conformance_suite() {
+        let dir = tempfile::tempdir().unwrap();
+        let ix = dir.path().join("ix");
+        let mut n = 0;
+        crate::conformance::run(
+            &mut || -> Box<dyn Backend> {
+                n += 1;
+                Box::new(Index::open(&ix.join(format!("{n}.sqlite"))).unwrap().0)
+            },
+            &dir.path().join("sessions"),
+            &crate::conformance::sessions(1_750_000_000_000),
+        );
+    }
+
+    #[test]
+    fn optional_operations_say_which_backend_and_operation() {
+        let b = CatalogOnly;
+        let e = b
+            .search(&SearchParams::new("x"))
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            e.as_deref(),
+            Some("the catalog-only index backend does not support full-text search")
+        );
+        assert!(matches!(
+            b.stats(&StatsParams::default()),
+            Err(IndexError::Unsupported {
+                backend: "catalog-only",
+                operation: "token statistics"
+            })
+        ));
+    }
+}
