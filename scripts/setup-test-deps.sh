@@ -11,4 +11,8 @@ if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 
   apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null 2>&1 \
     || echo "warning: could not install ${need[*]}; tests needing them will be skipped" >&2
 fi
+# The real agent CLIs (Claude Code, Codex, Gemini CLI, pi, acpx with Node 22)
+# for the conformance harness in crates/harness.
+bash scripts/install-agent-clis.sh >/dev/null \
+  || echo "warning: some agent CLIs could not be installed; the harness tests fail in CI and skip elsewhere" >&2
 exit 0
