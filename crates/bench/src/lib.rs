@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 pub mod gen;
+pub mod secrets;
 pub mod words;
 
 /// Parses a size such as `5MB`, `1GB`, `300kB` or `12345` (bytes; units

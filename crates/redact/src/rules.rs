@@ -1,0 +1,341 @@
+//! The rules file: parsing and compiling it, and finding secrets in text.
+
+use crate::RedactError;
+use aho_corasick::AhoCorasick;
+use regex::Regex;
+use serde::Deserialize;
+
+/// The rules built into agentlog (`src/rules.toml`).
+pub const BUILTIN_RULES: &str = include_str!("rules.toml");
+
+/// Text shorter than this holds no secret any rule finds; it is skipped.
+const MIN_TEXT_LEN: usize = 8;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RulesFile {
+    #[serde(default)]
+    allow: AllowSpec,
+    #[serde(default)]
+    rule: Vec<RuleSpec>,
+    #[serde(default)]
+    field: Vec<FieldSpec>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct AllowSpec {
+    #[serde(default)]
+    placeholders: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    id: String,
+    description: String,
+    #[serde(default)]
+    keywords: Vec<String>,
+    regex: String,
+    #[serde(default)]
+    group: usize,
+    #[serde(default)]
+    min_entropy: f64,
+    #[serde(default)]
+    needs_digit: bool,
+    #[serde(default)]
+    allow: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FieldSpec {
+    id: String,
+    key: String,
+    value: String,
+}
+
+/// One compiled text rule.
+#[derive(Debug)]
+pub(crate) struct Rule {
+    pub id: String,
+    pub description: String,
+    regex: Regex,
+    group: usize,
+    min_entropy: f64,
+    needs_digit: bool,
+    allow: Vec<Regex>,
+}
+
+/// One compiled field rule: a string value under a key that names a secret.
+#[derive(Debug)]
+pub(crate) struct FieldRule {
+    pub id: String,
+    key: Regex,
+    value: Regex,
+}
+
+/// What one kind of secret is, as the rules file describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleInfo {
+    /// The kind, as reports name it.
+    pub id: String,
+    /// What it is.
+    pub description: String,
+}
+
+/// A secret found in a piece of text: its byte range and its rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Hit {
+    pub start: usize,
+    pub end: usize,
+    pub rule: usize,
+}
+
+/// Every rule, compiled, with the keyword prefilter.
+#[derive(Debug)]
+pub(crate) struct Rules {
+    pub rules: Vec<Rule>,
+    pub fields: Vec<FieldRule>,
+    placeholders: Vec<Regex>,
+    /// Keywords of every rule, ASCII case-insensitive.
+    keywords: AhoCorasick,
+    /// For each keyword pattern, the rule it belongs to.
+    keyword_rule: Vec<usize>,
+    /// Rules with no keywords: they always run.
+    always: Vec<usize>,
+}
+
+fn compile(what: &str, pattern: &str) -> Result<Regex, RedactError> {
+    Regex::new(pattern).map_err(|e| RedactError::Rules {
+        message: format!("{what}: {e}"),
+    })
+}
+
+impl Rules {
+    /// Parses and compiles a rules file.
+    pub fn parse(text: &str) -> Result<Rules, RedactError> {
+        let file: RulesFile = toml::from_str(text).map_err(|e| RedactError::Rules {
+            message: e.to_string(),
+        })?;
+        let placeholders = file
+            .allow
+            .placeholders
+            .iter()
+            .map(|p| compile("allow.placeholders", p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut rules = Vec::new();
+        let mut patterns = Vec::new();
+        let mut keyword_rule = Vec::new();
+        let mut always = Vec::new();
+        for (i, spec) in file.rule.into_iter().enumerate() {
+            let what = format!("rule {}", spec.id);
+            let regex = compile(&what, &spec.regex)?;
+            if spec.group >= regex.captures_len() {
+                return Err(RedactError::Rules {
+                    message: format!("{what}: no capture group {}", spec.group),
+                });
+            }
+            if spec.keywords.is_empty() {
+                always.push(i);
+            }
+            for k in spec.keywords {
+                if k.is_empty() {
+                    return Err(RedactError::Rules {
+                        message: format!("{what}: an empty keyword"),
+                    });
+                }
+                patterns.push(k);
+                keyword_rule.push(i);
+            }
+            let allow = spec
+                .allow
+                .iter()
+                .map(|p| compile(&what, p))
+                .collect::<Result<Vec<_>, _>>()?;
+            rules.push(Rule {
+                id: spec.id,
+                description: spec.description,
+                regex,
+                group: spec.group,
+                min_entropy: spec.min_entropy,
+                needs_digit: spec.needs_digit,
+                allow,
+            });
+        }
+        let fields = file
+            .field
+            .into_iter()
+            .map(|f| {
+                let what = format!("field {}", f.id);
+                Ok(FieldRule {
+                    key: compile(&what, &f.key)?,
+                    value: compile(&what, &f.value)?,
+                    id: f.id,
+                })
+            })
+            .collect::<Result<Vec<_>, RedactError>>()?;
+        let keywords = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(&patterns)
+            .map_err(|e| RedactError::Rules {
+                message: format!("keywords: {e}"),
+            })?;
+        Ok(Rules {
+            rules,
+            fields,
+            placeholders,
+            keywords,
+            keyword_rule,
+            always,
+        })
+    }
+
+    /// True when `secret` is a placeholder, not a secret.
+    fn is_placeholder(&self, secret: &str, rule: &Rule) -> bool {
+        self.placeholders
+            .iter()
+            .chain(rule.allow.iter())
+            .any(|r| r.is_match(secret))
+    }
+
+    /// Returns the secrets in `text`, in order, none overlapping.
+    pub fn find(&self, text: &str) -> Vec<Hit> {
+        let mut hits = Vec::new();
+        if text.len() < MIN_TEXT_LEN {
+            return hits;
+        }
+        let mut run = vec![false; self.rules.len()];
+        for &i in &self.always {
+            run[i] = true;
+        }
+        for m in self.keywords.find_overlapping_iter(text) {
+            run[self.keyword_rule[m.pattern().as_usize()]] = true;
+        }
+        for (i, rule) in self.rules.iter().enumerate() {
+            if !run[i] {
+                continue;
+            }
+            if rule.group == 0 {
+                for m in rule.regex.find_iter(text) {
+                    self.accept(&mut hits, i, rule, m.start(), m.end(), text);
+                }
+            } else {
+                for caps in rule.regex.captures_iter(text) {
+                    let m = match caps.get(rule.group).or_else(|| caps.get(0)) {
+                        Some(m) => m,
+                        None => continue,
+                    };
+                    self.accept(&mut hits, i, rule, m.start(), m.end(), text);
+                }
+            }
+        }
+        hits.sort_by_key(|h| h.start);
+        hits
+    }
+
+    fn accept(
+        &self,
+        hits: &mut Vec<Hit>,
+        i: usize,
+        rule: &Rule,
+        start: usize,
+        end: usize,
+        text: &str,
+    ) {
+        let secret = &text[start..end];
+        if secret.is_empty()
+            || hits.iter().any(|h| h.start < end && start < h.end)
+            || (rule.needs_digit && !secret.bytes().any(|b| b.is_ascii_digit()))
+            || (rule.min_entropy > 0.0 && entropy(secret) < rule.min_entropy)
+            || self.is_placeholder(secret, rule)
+        {
+            return;
+        }
+        hits.push(Hit {
+            start,
+            end,
+            rule: i,
+        });
+    }
+
+    /// Returns the field rule (index) that makes `value` under `key` a
+    /// secret, if any.
+    pub fn field_match(&self, key: &str, value: &str) -> Option<usize> {
+        if value.len() < MIN_TEXT_LEN {
+            return None;
+        }
+        self.fields.iter().position(|f| {
+            f.key.is_match(key)
+                && f.value.is_match(value)
+                && !self.placeholders.iter().any(|p| p.is_match(value))
+        })
+    }
+}
+
+/// Returns the Shannon entropy of `s` in bits per byte.
+pub(crate) fn entropy(s: &str) -> f64 {
+    let mut counts = [0u32; 256];
+    for b in s.bytes() {
+        counts[b as usize] += 1;
+    }
+    let n = s.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builtin_rules_compile() {
+        let rules = Rules::parse(BUILTIN_RULES).unwrap();
+        assert!(rules.rules.len() >= 30, "{}", rules.rules.len());
+        let mut ids: Vec<&str> = rules.rules.iter().map(|r| r.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), rules.rules.len(), "rule ids are unique");
+    }
+
+    #[test]
+    fn a_broken_rules_file_is_an_error_naming_the_rule() {
+        let err = Rules::parse("[[rule]]\nid = \"x\"\ndescription = \"d\"\nregex = \"(\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("rule x"), "{err}");
+        let err =
+            Rules::parse("[[rule]]\nid = \"y\"\ndescription = \"d\"\nregex = \"a\"\ngroup = 2\n")
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("no capture group 2"), "{err}");
+    }
+
+    #[test]
+    fn entropy_of_simple_strings() {
+        assert_eq!(entropy("aaaa"), 0.0);
+        assert!((entropy("abab") - 1.0).abs() < 1e-9);
+        assert!((entropy("abcd") - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn placeholders_are_not_secrets() {
+        let rules = Rules::parse(BUILTIN_RULES).unwrap();
+        for text in [
+            "DB_PASSWORD=${DB_PASSWORD}",
+            "API_KEY=<your key here>",
+            "GITHUB_TOKEN=changeme",
+            "postgres://user:$PASS@localhost/db",
+            "export SECRET_KEY=[REDACTED:env-secret]",
+        ] {
+            assert!(rules.find(text).is_empty(), "{text}");
+        }
+        assert_eq!(rules.find("DB_PASSWORD=hunter2x").len(), 1);
+    }
+}

@@ -1,0 +1,132 @@
+//! Redacting strings and JSON values, recording what was found where.
+
+use crate::report::{fingerprint, Finding, Location, Report};
+use crate::rules::{Hit, Rules};
+use serde_json::Value;
+
+/// Returns the marker that replaces a secret of `kind`.
+pub fn marker(kind: &str) -> String {
+    format!("[REDACTED:{kind}]")
+}
+
+/// Joins a parent path and a key: `a` + `b` = `a.b`; the root has no dot.
+pub(crate) fn join(parent: &str, key: &str) -> String {
+    if parent.is_empty() {
+        key.to_string()
+    } else {
+        format!("{parent}.{key}")
+    }
+}
+
+/// The state of one redaction pass: the rules, the report, and where we are.
+pub(crate) struct Walk<'a> {
+    pub rules: &'a Rules,
+    pub report: &'a mut Report,
+    /// The entry being walked, if any.
+    pub entry: Option<&'a str>,
+    /// The line being walked, if known.
+    pub line: Option<u64>,
+}
+
+impl Walk<'_> {
+    fn record(&mut self, kind: &str, secret: &str, field: String) {
+        self.report.findings.push(Finding {
+            kind: kind.to_string(),
+            location: Location {
+                entry: self.entry.map(str::to_string),
+                field,
+                line: self.line,
+            },
+            fingerprint: fingerprint(secret),
+        });
+    }
+
+    /// Redacts `s` in place. A string that is itself JSON (an object, an
+    /// array, or a string: tool arguments kept as a string, encoded once or
+    /// twice) is redacted as JSON and written back compactly, so it stays
+    /// valid JSON.
+    pub fn string(&mut self, s: &mut String, path: &dyn Fn() -> String) {
+        let hits = self.rules.find(s);
+        if hits.is_empty() {
+            return;
+        }
+        let trimmed = s.trim_start();
+        if trimmed.starts_with(['{', '[', '"']) {
+            if let Ok(mut v) = serde_json::from_str::<Value>(s) {
+                if v.is_object() || v.is_array() || v.is_string() {
+                    self.value(&mut v, path);
+                    if let Ok(text) = serde_json::to_string(&v) {
+                        *s = text;
+                    }
+                    let rest = self.rules.find(s);
+                    if rest.is_empty() {
+                        return;
+                    }
+                    self.replace(s, &rest, path);
+                    return;
+                }
+            }
+        }
+        self.replace(s, &hits, path);
+    }
+
+    /// Replaces each hit in `s` by its marker.
+    fn replace(&mut self, s: &mut String, hits: &[Hit], path: &dyn Fn() -> String) {
+        let mut out = String::with_capacity(s.len());
+        let mut at = 0;
+        let field = path();
+        for h in hits {
+            let kind = &self.rules.rules[h.rule].id;
+            out.push_str(&s[at..h.start]);
+            out.push_str(&marker(kind));
+            self.record(kind, &s[h.start..h.end], field.clone());
+            at = h.end;
+        }
+        out.push_str(&s[at..]);
+        *s = out;
+    }
+
+    /// Replaces all of `s`, a secret found by text rule `rule`, by its marker.
+    pub fn force(&mut self, s: &mut String, rule: usize, path: &dyn Fn() -> String) {
+        let kind = self.rules.rules[rule].id.clone();
+        self.record(&kind, s, path());
+        *s = marker(&kind);
+    }
+
+    /// Redacts an optional string.
+    pub fn opt(&mut self, s: &mut Option<String>, path: &dyn Fn() -> String) {
+        if let Some(s) = s {
+            self.string(s, path);
+        }
+    }
+
+    /// Redacts every string in a JSON value; a string under a key that names
+    /// a secret (`password`, `api_key`, …) is replaced whole.
+    pub fn value(&mut self, v: &mut Value, path: &dyn Fn() -> String) {
+        match v {
+            Value::String(s) => self.string(s, path),
+            Value::Array(items) => {
+                for (i, item) in items.iter_mut().enumerate() {
+                    self.value(item, &|| format!("{}[{i}]", path()));
+                }
+            }
+            Value::Object(map) => self.map(map, path),
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+
+    /// Redacts every string of a JSON object map (an `extra` map).
+    pub fn map(&mut self, m: &mut serde_json::Map<String, Value>, path: &dyn Fn() -> String) {
+        for (k, item) in m.iter_mut() {
+            if let Value::String(s) = item {
+                if let Some(f) = self.rules.field_match(k, s) {
+                    let kind = self.rules.fields[f].id.clone();
+                    self.record(&kind, s, join(&path(), k));
+                    *s = marker(&kind);
+                    continue;
+                }
+            }
+            self.value(item, &|| join(&path(), k));
+        }
+    }
+}
