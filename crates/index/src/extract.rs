@@ -2,7 +2,9 @@
 //! entry (text, thinking, tool calls, tool output, filter tags) and one usage
 //! row per model response.
 
-use agentlog_model::{Block, BlockKind, Entry, EntryKind, Message, Role, Session};
+use agentlog_model::{
+    only_tool_results, Block, BlockKind, Counted, Entry, EntryKind, Message, Role, Session,
+};
 use serde_json::Value;
 
 /// At most this many bytes of each document column are indexed; the rest of
@@ -51,8 +53,9 @@ pub struct Doc {
     pub output: String,
     /// Tool names called or answered, lower case.
     pub tool_names: Vec<String>,
-    /// True for user/assistant/system messages (the catalog's message count).
-    pub is_message: bool,
+    /// What the entry counts as (the model's one rule): the catalog's
+    /// message, prompt and reply counts are sums of it.
+    pub counted: Counted,
     /// True when the entry calls at least one tool.
     pub tool_calls: u32,
 }
@@ -124,10 +127,7 @@ pub fn extract(session: &Session) -> Extracted {
         }
         docs.push(doc_of(e, ts));
     }
-    let first_prompt = session
-        .first_prompt()
-        .or_else(|| run_input(session))
-        .map(|p| cut(p.trim(), 500));
+    let first_prompt = session.first_prompt().map(|p| cut(p.trim(), 500));
     let title = meta
         .title
         .clone()
@@ -157,25 +157,6 @@ pub fn extract(session: &Session) -> Extracted {
     }
 }
 
-/// Returns the text that started the first run (codelia's run logs hold
-/// the prompt there rather than in a user message).
-fn run_input(session: &Session) -> Option<String> {
-    session.entries.iter().find_map(|e| match &e.kind {
-        EntryKind::RunStart { input, .. } => {
-            let t = match input.get("text").and_then(Value::as_str) {
-                Some(text) => text.to_string(),
-                None => {
-                    let mut t = String::new();
-                    strings_of(input, &mut t);
-                    t
-                }
-            };
-            (!t.trim().is_empty()).then_some(t)
-        }
-        _ => None,
-    })
-}
-
 fn last_session_name(session: &Session) -> Option<String> {
     session.entries.iter().rev().find_map(|e| match &e.kind {
         EntryKind::SessionInfo { name: Some(n) } if !n.trim().is_empty() => Some(n.clone()),
@@ -191,14 +172,13 @@ fn entry_ms(e: &Entry) -> Option<i64> {
 }
 
 fn usage_of(e: &Entry, ts: Option<i64>, session_model: Option<&str>) -> Option<UsageRow> {
-    let (u, model, response_id) = match &e.kind {
+    let u = e.response_usage()?;
+    let (model, response_id) = match &e.kind {
         EntryKind::Message(m) => (
-            m.usage.as_ref()?,
             m.model.clone().or_else(|| session_model.map(String::from)),
             m.id.clone(),
         ),
-        EntryKind::LlmResponse { usage, output, .. } => (
-            usage.as_ref()?,
+        EntryKind::LlmResponse { output, .. } => (
             output
                 .get("model")
                 .and_then(Value::as_str)
@@ -226,11 +206,7 @@ fn usage_of(e: &Entry, ts: Option<i64>, session_model: Option<&str>) -> Option<U
 /// Returns the role under which a message is filtered: a user message that
 /// only carries tool results counts as `tool`.
 fn effective_role(m: &Message) -> String {
-    let only_results = !m.content.is_empty()
-        && m.content
-            .iter()
-            .all(|b| matches!(b.kind, BlockKind::ToolResult { .. }));
-    if only_results && m.role == Role::User {
+    if only_tool_results(m) && m.role == Role::User {
         "tool".to_string()
     } else {
         m.role.as_str().to_string()
@@ -243,13 +219,12 @@ fn doc_of(e: &Entry, ts: Option<i64>) -> Doc {
         line: e.line,
         ts_ms: ts,
         kind: e.kind.name(),
+        counted: e.counted(),
         ..Doc::default()
     };
     match &e.kind {
         EntryKind::Message(m) => {
-            let role = effective_role(m);
-            d.is_message = matches!(role.as_str(), "user" | "assistant" | "system" | "developer");
-            d.role = Some(role);
+            d.role = Some(effective_role(m));
             if let Some(t) = &m.tool_name {
                 d.tool_names.push(t.to_lowercase());
             }
@@ -283,7 +258,18 @@ fn doc_of(e: &Entry, ts: Option<i64>) -> Doc {
                 push(&mut d.tools, t);
             }
         }
-        EntryKind::RunStart { input, .. } => strings_of(input, &mut d.text),
+        EntryKind::RunStart { input, .. } => {
+            d.role = Some("user".to_string());
+            strings_of(input, &mut d.text)
+        }
+        EntryKind::Event { .. } => {
+            // A follow-up prompt recorded as an event (codelia's
+            // `user_message`) is searchable like any prompt.
+            if let Some(t) = e.prompt_text() {
+                d.role = Some("user".to_string());
+                push(&mut d.text, &t);
+            }
+        }
         EntryKind::RunStatus {
             message: Some(m), ..
         } => push(&mut d.text, m),

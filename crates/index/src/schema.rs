@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// The schema version, kept in `PRAGMA user_version`. An index with another
 /// version is rebuilt from the session files.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// The tables. `files` holds what was read of each session file (for
 /// incremental updates); `sessions` is the catalog (same id as `files`);
@@ -65,7 +65,7 @@ CREATE TABLE docs(
   ts_ms INTEGER,
   role TEXT,
   kind TEXT NOT NULL,
-  is_message INTEGER NOT NULL,
+  is_message INTEGER NOT NULL, -- 0 not a message, 1 other, 2 prompt, 3 reply
   tool_calls INTEGER NOT NULL
 );
 CREATE INDEX docs_session ON docs(session, line);

@@ -6,6 +6,7 @@ use crate::extract::{Doc, Extracted};
 use crate::files::FileState;
 use crate::update::{Outcome, Parsed};
 use crate::IndexError;
+use agentlog_model::Counted;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 
@@ -285,7 +286,7 @@ impl<'c> Writer<'c> {
                     d.ts_ms,
                     d.role,
                     d.kind,
-                    d.is_message,
+                    counted_code(d.counted),
                     d.tool_calls
                 ])
                 .at(self.path)?;
@@ -336,14 +337,25 @@ impl<'c> Writer<'c> {
         self.conn
             .prepare_cached(
                 "UPDATE sessions SET (entries, messages, user_messages, assistant_messages, tool_calls) =
-                   (SELECT count(*), coalesce(sum(is_message), 0), coalesce(sum(role = 'user'), 0),
-                           coalesce(sum(role = 'assistant'), 0), coalesce(sum(tool_calls), 0)
+                   (SELECT count(*), coalesce(sum(is_message > 0), 0), coalesce(sum(is_message = 2), 0),
+                           coalesce(sum(is_message = 3), 0), coalesce(sum(tool_calls), 0)
                     FROM docs WHERE session = ?1)
                  WHERE id = ?1",
             )
             .and_then(|mut s| s.execute([id]))
             .at(self.path)?;
         Ok(())
+    }
+}
+
+/// How `docs.is_message` stores what an entry counts as: 0 not a message,
+/// 1 another message, 2 a user prompt, 3 a reply.
+fn counted_code(c: Counted) -> i64 {
+    match c {
+        Counted::Not => 0,
+        Counted::Other => 1,
+        Counted::Prompt => 2,
+        Counted::Reply => 3,
     }
 }
 

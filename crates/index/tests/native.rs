@@ -82,8 +82,41 @@ fn a_generated_corpus_is_discovered_and_cataloged() {
             );
             let calls: usize = c.turns.iter().map(|t| t.steps.len()).sum();
             assert_eq!(s.tool_calls, calls as u64, "{agent}");
-            assert_eq!(s.user_messages, c.turns.len() as u64, "{agent}");
+            // Thinking (its own line in Claude's files) is not a message:
+            // one reply per model response.
+            assert_eq!(s.assistant_messages, responses as u64, "{agent}");
         }
+        // One rule for every agent: each turn's prompt is one user prompt;
+        // injected context (Codex's <environment_context>), reasoning items
+        // and tool results are not; codelia's follow-up prompts are.
+        assert_eq!(
+            s.user_messages,
+            c.turns.len() as u64,
+            "{agent} {}",
+            path.display()
+        );
+        assert_eq!(
+            s.messages,
+            s.user_messages + s.assistant_messages,
+            "{agent} {}",
+            path.display()
+        );
+        // The catalog counts what the model counts (what `ls` shows).
+        let session = agentlog_formats::registry::detect(path)
+            .unwrap()
+            .read_path(path)
+            .unwrap()
+            .session;
+        assert_eq!(s.messages, session.message_count() as u64, "{agent}");
+        assert_eq!(s.user_messages, session.prompt_count() as u64, "{agent}");
+        assert_eq!(
+            s.tokens
+                .iter()
+                .map(|t| t.input + t.output + t.cache_read + t.cache_write)
+                .sum::<u64>(),
+            session.total_usage().sum(),
+            "{agent}"
+        );
     }
     // Every agent's text is searchable, and thinking is marked.
     let first = &gen::conv(7, 0).turns[0].user;

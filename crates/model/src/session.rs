@@ -1,4 +1,4 @@
-use crate::{is_empty_map, Agent, Entry, Extra, Timestamp, Tree, Usage};
+use crate::{is_empty_map, Agent, Entry, Extra, Timestamp, Tree};
 use serde::{Deserialize, Serialize};
 
 /// The model configuration a session runs with.
@@ -178,36 +178,5 @@ impl Session {
                 self.meta.id
             )),
         }
-    }
-
-    /// Returns the sum of every message's usage, each entry counted once.
-    pub fn total_usage(&self) -> Usage {
-        let mut total = Usage::default();
-        for e in &self.entries {
-            if let Some(u) = e.message().and_then(|m| m.usage.as_ref()) {
-                total.add(u);
-            }
-        }
-        total
-    }
-
-    /// Returns the number of message entries.
-    pub fn message_count(&self) -> usize {
-        self.entries
-            .iter()
-            .filter(|e| e.message().is_some())
-            .count()
-    }
-
-    /// Returns the text of the first real (non-injected) user message.
-    pub fn first_prompt(&self) -> Option<String> {
-        self.entries
-            .iter()
-            .filter_map(Entry::message)
-            .find_map(|m| {
-                (m.role == crate::Role::User && m.injected.is_none() && !m.sidechain)
-                    .then(|| m.text_content())
-                    .filter(|t| !t.trim().is_empty())
-            })
     }
 }

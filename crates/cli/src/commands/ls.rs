@@ -370,46 +370,10 @@ fn row(found: &Found, read: &Read) -> Row {
         title,
         started: rfc3339(started),
         updated: rfc3339(updated),
-        messages: conversation_messages(s),
-        tokens: tokens(s),
+        messages: s.message_count(),
+        tokens: s.total_usage().sum(),
         started_ms: started,
     }
-}
-
-/// Returns the number of user, assistant, system and developer messages;
-/// tool results (tool messages, and user messages that only carry results)
-/// are not counted. The index's catalog counts the same way.
-fn conversation_messages(s: &agentlog_model::Session) -> usize {
-    use agentlog_model::{BlockKind, Role};
-    s.entries
-        .iter()
-        .filter_map(|e| e.message())
-        .filter(|m| {
-            let only_results = !m.content.is_empty()
-                && m.content
-                    .iter()
-                    .all(|b| matches!(b.kind, BlockKind::ToolResult { .. }));
-            match m.role {
-                Role::User => !only_results,
-                Role::Assistant | Role::System | Role::Developer => true,
-                _ => false,
-            }
-        })
-        .count()
-}
-
-/// Returns the tokens of every model response: message usage and the
-/// usage of recorded LLM responses (run logs), each entry counted once.
-fn tokens(s: &agentlog_model::Session) -> u64 {
-    s.entries
-        .iter()
-        .filter_map(|e| match &e.kind {
-            agentlog_model::EntryKind::Message(m) => m.usage.as_ref(),
-            agentlog_model::EntryKind::LlmResponse { usage, .. } => usage.as_ref(),
-            _ => None,
-        })
-        .map(agentlog_model::Usage::sum)
-        .sum()
 }
 
 fn truncate(s: &str, max: usize) -> String {
