@@ -1,0 +1,696 @@
+//! A session as HTML: messages, thinking, tool calls with their results,
+//! edits as diffs, images, subagent traffic, compactions, usage per turn and
+//! branch navigation. Used by `serve` (a page of entries at a time) and by
+//! the HTML export (every entry of the branch).
+
+use crate::escape::{anchor, clip, esc, push_esc, url_enc};
+use crate::markdown;
+use agentlog_model::{Block, BlockKind, Entry, EntryKind, Message, Role, Session, Tree, Usage};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// Text longer than this is shown as preformatted text, not markdown.
+const MARKDOWN_MAX: usize = 256 * 1024;
+/// Tool output and raw records are cut here on a served page.
+const OUTPUT_MAX: usize = 64 * 1024;
+
+/// Where the rendered HTML goes: links differ.
+#[derive(Clone, Debug)]
+pub enum Target {
+    /// A page of `agentlog serve`; `path` is the session file.
+    Served {
+        /// The session file (the `p` parameter of session links).
+        path: String,
+    },
+    /// A self-contained exported file.
+    Export,
+}
+
+/// A session and the branch being shown.
+pub struct View<'a> {
+    /// The session.
+    pub session: &'a Session,
+    tree: Tree<'a>,
+    /// The entries from the root to the shown leaf.
+    pub path: Vec<&'a Entry>,
+    /// The shown leaf.
+    pub leaf: Option<String>,
+    tool_names: HashMap<&'a str, &'a str>,
+}
+
+impl<'a> View<'a> {
+    /// Returns the view of `session` on the branch ending at `leaf` (the
+    /// session's own leaf when `None` or unknown), or the branch through
+    /// entry `at` when `at` is not on it (its newest leaf below `at`).
+    pub fn new(session: &'a Session, leaf: Option<&str>, at: Option<&str>) -> View<'a> {
+        let tree = session.tree();
+        let mut leaf = leaf
+            .filter(|l| tree.get(l).is_some())
+            .map(str::to_string)
+            .or_else(|| session.leaf_id.clone().filter(|l| tree.get(l).is_some()));
+        let mut path = match &leaf {
+            Some(l) => tree.path_to_root(l),
+            None => session.entries.iter().collect(),
+        };
+        if let Some(at) = at {
+            if tree.get(at).is_some() && !path.iter().any(|e| e.id == at) {
+                let l = newest_leaf(&tree, at);
+                path = tree.path_to_root(&l);
+                leaf = Some(l);
+            }
+        }
+        let mut tool_names = HashMap::new();
+        for e in &session.entries {
+            if let Some(m) = e.message() {
+                for b in &m.content {
+                    if let BlockKind::ToolCall {
+                        id: Some(id), name, ..
+                    } = &b.kind
+                    {
+                        tool_names.insert(id.as_str(), name.as_str());
+                    }
+                }
+            }
+        }
+        View {
+            session,
+            tree,
+            path,
+            leaf,
+            tool_names,
+        }
+    }
+
+    /// Returns the position of entry `id` on the shown branch.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.path.iter().position(|e| e.id == id)
+    }
+
+    /// Returns the number of branch points of the whole session.
+    pub fn branch_points(&self) -> usize {
+        self.tree.branch_points().len()
+    }
+
+    /// Returns the HTML of the shown branch's entries `from..to`.
+    pub fn entries_html(&self, from: usize, to: usize, target: &Target) -> String {
+        let mut out = String::new();
+        let to = to.min(self.path.len());
+        let mut in_sub = false;
+        for i in from.min(to)..to {
+            let e = self.path[i];
+            let side = e.message().is_some_and(|m| m.sidechain);
+            if side && !in_sub {
+                out.push_str("<details class=\"subagent\"><summary>Subagent</summary>");
+                in_sub = true;
+            } else if !side && in_sub {
+                out.push_str("</details>");
+                in_sub = false;
+            }
+            self.branch_nav(&mut out, e, target);
+            self.entry(&mut out, i, e, target);
+        }
+        if in_sub {
+            out.push_str("</details>");
+        }
+        out
+    }
+
+    fn branch_nav(&self, out: &mut String, e: &Entry, target: &Target) {
+        let Some(parent) = e.parent_id.as_deref() else {
+            return;
+        };
+        let siblings = self.tree.children(parent);
+        if siblings.len() < 2 {
+            return;
+        }
+        let me = siblings.iter().position(|s| s.id == e.id).unwrap_or(0);
+        let _ = write!(
+            out,
+            "<nav class=\"branches\" aria-label=\"branches\">branch {} of {}:",
+            me + 1,
+            siblings.len()
+        );
+        for (i, s) in siblings.iter().enumerate() {
+            let label = i + 1;
+            if i == me {
+                let _ = write!(out, " <b class=\"cur\">{label}</b>");
+                continue;
+            }
+            match target {
+                Target::Served { path } => {
+                    let leaf = newest_leaf(&self.tree, &s.id);
+                    let _ = write!(
+                        out,
+                        " <a class=\"branch\" href=\"/session?p={}&amp;leaf={}#{}\">{label}</a>",
+                        url_enc(path),
+                        url_enc(&leaf),
+                        anchor(&s.id)
+                    );
+                }
+                Target::Export => {
+                    let _ = write!(out, " <span class=\"other\">{label}</span>");
+                }
+            }
+        }
+        out.push_str("</nav>");
+    }
+
+    fn entry(&self, out: &mut String, i: usize, e: &Entry, target: &Target) {
+        let id = anchor(&e.id);
+        match &e.kind {
+            EntryKind::Message(m) => self.message(out, i, e, m, &id, target),
+            EntryKind::CustomMessage {
+                custom_type,
+                content,
+                ..
+            } => {
+                let _ = write!(
+                    out,
+                    "<article class=\"msg role-custom\" id=\"{id}\" data-i=\"{i}\">"
+                );
+                header(out, custom_type, e, None, &id, target);
+                out.push_str("<div class=\"body\">");
+                for b in content {
+                    self.block(out, b, &Role::User);
+                }
+                out.push_str("</div></article>");
+            }
+            EntryKind::Compaction {
+                summary,
+                tokens_before,
+                ..
+            } => {
+                let _ = write!(out, "<section class=\"compaction\" id=\"{id}\" data-i=\"{i}\"><div class=\"mark\">context compacted");
+                if let Some(t) = tokens_before {
+                    let _ = write!(out, " · {} tokens before", num(*t));
+                }
+                let _ = write!(out, " <a class=\"permalink\" href=\"#{id}\">#</a></div><details><summary>summary</summary><div class=\"md\">{}</div></details></section>", md(summary));
+            }
+            EntryKind::BranchSummary { summary, .. } => {
+                let _ = write!(out, "<section class=\"compaction\" id=\"{id}\" data-i=\"{i}\"><div class=\"mark\">summary of a branch left <a class=\"permalink\" href=\"#{id}\">#</a></div><details><summary>summary</summary><div class=\"md\">{}</div></details></section>", md(summary));
+            }
+            EntryKind::ModelChange { model, .. } => {
+                notice(out, i, &id, &format!("model → {model}"));
+            }
+            EntryKind::ThinkingLevelChange { level } => {
+                notice(out, i, &id, &format!("thinking level → {level}"));
+            }
+            EntryKind::SessionInfo { name: Some(n) } => {
+                notice(out, i, &id, &format!("session named “{n}”"))
+            }
+            EntryKind::Label { label, target_id } => notice(
+                out,
+                i,
+                &id,
+                &format!(
+                    "label {} on {target_id}",
+                    label.as_deref().unwrap_or("(cleared)")
+                ),
+            ),
+            EntryKind::RunError { name, message, .. } => {
+                let _ = write!(
+                    out,
+                    "<div class=\"notice error\" id=\"{id}\" data-i=\"{i}\">run error {}: {}</div>",
+                    esc(name),
+                    esc(message)
+                );
+            }
+            EntryKind::ToolOutput {
+                tool,
+                output,
+                is_error,
+                ..
+            } => {
+                let err = if *is_error == Some(true) {
+                    " error"
+                } else {
+                    ""
+                };
+                let _ = write!(out, "<details class=\"result{err}\" id=\"{id}\" data-i=\"{i}\"><summary>output of {}</summary>", esc(tool));
+                pre(out, output, target);
+                out.push_str("</details>");
+            }
+            other => {
+                let json = serde_json::to_string_pretty(other).unwrap_or_default();
+                let _ = write!(
+                    out,
+                    "<details class=\"raw\" id=\"{id}\" data-i=\"{i}\"><summary>{}</summary>",
+                    esc(e.kind_name())
+                );
+                pre(out, &json, target);
+                out.push_str("</details>");
+            }
+        }
+    }
+
+    fn message(
+        &self,
+        out: &mut String,
+        i: usize,
+        e: &Entry,
+        m: &Message,
+        id: &str,
+        target: &Target,
+    ) {
+        let only_results = !m.content.is_empty()
+            && m.content
+                .iter()
+                .all(|b| matches!(b.kind, BlockKind::ToolResult { .. }));
+        let role = if only_results {
+            "tool"
+        } else {
+            role_class(&m.role)
+        };
+        let side = if m.sidechain { " sidechain" } else { "" };
+        let _ = write!(
+            out,
+            "<article class=\"msg role-{role}{side}\" id=\"{id}\" data-i=\"{i}\">"
+        );
+        let label = match (&m.role, only_results) {
+            (_, true) => "tool result".to_string(),
+            (r, _) => r.as_str().to_string(),
+        };
+        header(out, &label, e, m.model.as_deref(), id, target);
+        out.push_str("<div class=\"body\">");
+        if let Some(kind) = &m.injected {
+            let _ = write!(
+                out,
+                "<details class=\"injected\"><summary>injected context ({})</summary>",
+                esc(kind)
+            );
+            for b in &m.content {
+                self.block(out, b, &m.role);
+            }
+            out.push_str("</details>");
+        } else {
+            for b in &m.content {
+                self.block(out, b, &m.role);
+            }
+            if let Some(call) = &m.tool_call_id {
+                if m.content.is_empty() {
+                    let _ = write!(
+                        out,
+                        "<p class=\"dim\">(empty result of {})</p>",
+                        esc(self.tool_names.get(call.as_str()).unwrap_or(&"a tool"))
+                    );
+                }
+            }
+        }
+        out.push_str("</div>");
+        if let Some(u) = &m.usage {
+            usage(out, u);
+        }
+        out.push_str("</article>");
+    }
+
+    fn block(&self, out: &mut String, b: &Block, role: &Role) {
+        match &b.kind {
+            BlockKind::Text { text } => {
+                if matches!(role, Role::Tool) {
+                    plain(out, text);
+                } else {
+                    let _ = write!(out, "<div class=\"md\">{}</div>", md(text));
+                }
+            }
+            BlockKind::Thinking { text, redacted, .. } => {
+                if *redacted && text.is_empty() {
+                    out.push_str("<details class=\"thinking\"><summary>thinking (redacted by the provider)</summary></details>");
+                } else if !text.is_empty() {
+                    let _ = write!(out, "<details class=\"thinking\"><summary>thinking</summary><div class=\"md\">{}</div></details>", md(text));
+                }
+            }
+            BlockKind::ToolCall { name, input, .. } => {
+                let _ = write!(out, "<details class=\"tool\"><summary><span class=\"tname\">{}</span> <code>{}</code></summary>", esc(name), esc(&summary_of(input)));
+                if !diff(out, name, input) {
+                    let json = match input {
+                        Value::String(s) => s.clone(),
+                        v => serde_json::to_string_pretty(v).unwrap_or_default(),
+                    };
+                    plain(out, &json);
+                }
+                out.push_str("</details>");
+            }
+            BlockKind::ToolResult {
+                tool_call_id,
+                content,
+                is_error,
+            } => {
+                let name = tool_call_id
+                    .as_deref()
+                    .and_then(|c| self.tool_names.get(c))
+                    .copied()
+                    .unwrap_or("tool");
+                let text: String = content
+                    .iter()
+                    .filter_map(Block::plain_text)
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let lines = text.lines().count();
+                let err = if *is_error { " error" } else { "" };
+                let _ = write!(out, "<details class=\"result{err}\"><summary>result of <span class=\"tname\">{}</span> · {lines} line{}{}</summary>", esc(name), if lines == 1 { "" } else { "s" }, if *is_error { " · error" } else { "" });
+                plain(out, &text);
+                for c in content {
+                    if matches!(c.kind, BlockKind::Image { .. }) {
+                        self.block(out, c, role);
+                    }
+                }
+                out.push_str("</details>");
+            }
+            BlockKind::Image {
+                media_type,
+                data,
+                url,
+            } => image(out, media_type.as_deref(), data.as_deref(), url.as_deref()),
+            BlockKind::Other { value } => {
+                out.push_str("<details class=\"raw\"><summary>block</summary>");
+                plain(
+                    out,
+                    &serde_json::to_string_pretty(value).unwrap_or_default(),
+                );
+                out.push_str("</details>");
+            }
+        }
+    }
+}
+
+/// Returns the newest leaf below `id` (the last child at every step).
+pub fn newest_leaf(tree: &Tree<'_>, id: &str) -> String {
+    let mut cur = id.to_string();
+    let mut steps = 0usize;
+    while let Some(last) = tree.children(&cur).last() {
+        if last.id == cur || steps > 10_000_000 {
+            break;
+        }
+        cur = last.id.clone();
+        steps += 1;
+    }
+    cur
+}
+
+fn role_class(r: &Role) -> &'static str {
+    match r {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::System => "system",
+        Role::Developer => "system",
+        Role::Tool => "tool",
+        _ => "custom",
+    }
+}
+
+fn header(
+    out: &mut String,
+    label: &str,
+    e: &Entry,
+    model: Option<&str>,
+    id: &str,
+    target: &Target,
+) {
+    let _ = write!(out, "<header><span class=\"role\">{}</span>", esc(label));
+    if let Some(t) = e.timestamp.as_ref().and_then(|t| t.to_utc()) {
+        let _ = write!(
+            out,
+            " <time datetime=\"{}\">{}</time>",
+            t.to_rfc3339(),
+            t.format("%Y-%m-%d %H:%M:%S")
+        );
+    }
+    if let Some(m) = model {
+        let _ = write!(out, " <span class=\"model\">{}</span>", esc(m));
+    }
+    let href = match target {
+        Target::Served { path } => format!(
+            "/session?p={}&amp;at={}#{id}",
+            url_enc(path),
+            url_enc(&e.id)
+        ),
+        Target::Export => format!("#{id}"),
+    };
+    let _ = write!(
+        out,
+        " <a class=\"permalink\" href=\"{href}\" title=\"link to this message\">#</a></header>"
+    );
+}
+
+fn notice(out: &mut String, i: usize, id: &str, text: &str) {
+    let _ = write!(
+        out,
+        "<div class=\"notice\" id=\"{id}\" data-i=\"{i}\">{}</div>",
+        esc(text)
+    );
+}
+
+fn usage(out: &mut String, u: &Usage) {
+    let _ = write!(
+        out,
+        "<footer class=\"usage\">in {} · out {}",
+        num(u.input),
+        num(u.output)
+    );
+    if u.cache_read > 0 || u.cache_write > 0 {
+        let _ = write!(
+            out,
+            " · cache read {} · cache write {}",
+            num(u.cache_read),
+            num(u.cache_write)
+        );
+    }
+    if let Some(c) = u.cost_usd {
+        let _ = write!(out, " · ${c:.4}");
+    }
+    out.push_str("</footer>");
+}
+
+/// Returns `n` with thousands separators.
+pub fn num(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn md(text: &str) -> String {
+    if text.len() > MARKDOWN_MAX {
+        let mut s = String::from("<pre class=\"plain\">");
+        push_esc(&mut s, text);
+        s.push_str("</pre>");
+        s
+    } else {
+        markdown::render(text)
+    }
+}
+
+fn plain(out: &mut String, text: &str) {
+    out.push_str("<pre class=\"plain\">");
+    push_esc(out, text);
+    out.push_str("</pre>");
+}
+
+fn pre(out: &mut String, text: &str, target: &Target) {
+    match target {
+        Target::Served { .. } if text.len() > OUTPUT_MAX => {
+            plain(out, clip(text, OUTPUT_MAX));
+            let _ = write!(
+                out,
+                "<p class=\"dim\">… {} more bytes (the HTML export has all of it)</p>",
+                num((text.len() - clip(text, OUTPUT_MAX).len()) as u64)
+            );
+        }
+        _ => plain(out, text),
+    }
+}
+
+fn image(out: &mut String, media: Option<&str>, data: Option<&str>, url: Option<&str>) {
+    const OK: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+    let media = media.map(str::to_ascii_lowercase);
+    if let (Some(m), Some(d)) = (media.as_deref(), data) {
+        if OK.contains(&m)
+            && d.bytes().all(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'\n' | b'\r')
+            })
+        {
+            let d: String = d.chars().filter(|c| !c.is_whitespace()).collect();
+            let _ = write!(
+                out,
+                "<img class=\"inline\" alt=\"image\" src=\"data:{m};base64,{d}\">"
+            );
+            return;
+        }
+    }
+    if let Some(u) = url {
+        let _ = write!(out, "<p class=\"dim\">image: {}</p>", esc(clip(u, 300)));
+    } else {
+        out.push_str("<p class=\"dim\">(image)</p>");
+    }
+}
+
+/// Returns a one-line summary of a tool call's input: its command, path,
+/// pattern or first string field.
+fn summary_of(input: &Value) -> String {
+    const KEYS: [&str; 10] = [
+        "command",
+        "cmd",
+        "file_path",
+        "path",
+        "pattern",
+        "query",
+        "url",
+        "description",
+        "prompt",
+        "filePath",
+    ];
+    let s = match input {
+        Value::String(s) => s.clone(),
+        Value::Object(o) => KEYS
+            .iter()
+            .find_map(|k| o.get(*k))
+            .or_else(|| o.values().find(|v| v.is_string()))
+            .map(|v| match v {
+                Value::String(s) => s.clone(),
+                Value::Array(a) => a
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                v => v.to_string(),
+            })
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
+    let first = s.lines().next().unwrap_or("");
+    let c = clip(first, 160);
+    if c.len() < s.len() {
+        format!("{c}…")
+    } else {
+        c.to_string()
+    }
+}
+
+/// Renders an edit tool call as a diff; false when `input` is no edit.
+fn diff(out: &mut String, name: &str, input: &Value) -> bool {
+    let Some(o) = input.as_object() else {
+        if let Value::String(s) = input {
+            if s.contains("*** Begin Patch") {
+                patch(out, s);
+                return true;
+            }
+        }
+        return false;
+    };
+    let str_of = |k: &str| o.get(k).and_then(Value::as_str);
+    let file = str_of("file_path")
+        .or_else(|| str_of("path"))
+        .or_else(|| str_of("filePath"));
+    let pairs: Vec<(&str, &str)> =
+        if let (Some(a), Some(b)) = (str_of("old_string"), str_of("new_string")) {
+            vec![(a, b)]
+        } else if let (Some(a), Some(b)) = (str_of("oldText"), str_of("newText")) {
+            vec![(a, b)]
+        } else if let (Some(a), Some(b)) = (str_of("old_str"), str_of("new_str")) {
+            vec![(a, b)]
+        } else if let Some(Value::Array(edits)) = o.get("edits") {
+            edits
+                .iter()
+                .filter_map(|e| {
+                    let a = e
+                        .get("old_string")
+                        .or_else(|| e.get("oldText"))
+                        .and_then(Value::as_str)?;
+                    let b = e
+                        .get("new_string")
+                        .or_else(|| e.get("newText"))
+                        .and_then(Value::as_str)?;
+                    Some((a, b))
+                })
+                .collect()
+        } else if let Some(p) = str_of("patch")
+            .or_else(|| str_of("input"))
+            .filter(|p| p.contains("*** Begin Patch") || p.starts_with("--- "))
+        {
+            patch(out, p);
+            return true;
+        } else {
+            return false;
+        };
+    if pairs.is_empty() {
+        return false;
+    }
+    let _ = name;
+    if let Some(f) = file {
+        let _ = write!(out, "<div class=\"file\">{}</div>", esc(f));
+    }
+    out.push_str("<pre class=\"diff\">");
+    for (a, b) in pairs {
+        let d = similar::TextDiff::from_lines(a, b);
+        for ch in d.iter_all_changes() {
+            let (cls, sign) = match ch.tag() {
+                similar::ChangeTag::Delete => ("del", '-'),
+                similar::ChangeTag::Insert => ("add", '+'),
+                similar::ChangeTag::Equal => ("ctx", ' '),
+            };
+            let _ = write!(out, "<span class=\"{cls}\">{sign} ");
+            push_esc(out, ch.value().trim_end_matches('\n'));
+            out.push_str("</span>\n");
+        }
+        out.push_str("<span class=\"sep\">⋯</span>\n");
+    }
+    out.push_str("</pre>");
+    true
+}
+
+fn patch(out: &mut String, p: &str) {
+    out.push_str("<pre class=\"diff\">");
+    for line in p.lines() {
+        let cls = if line.starts_with("+++") || line.starts_with("---") || line.starts_with("***") {
+            "hdr"
+        } else if line.starts_with('+') {
+            "add"
+        } else if line.starts_with('-') {
+            "del"
+        } else {
+            "ctx"
+        };
+        let _ = write!(out, "<span class=\"{cls}\">");
+        push_esc(out, line);
+        out.push_str("</span>\n");
+    }
+    out.push_str("</pre>");
+}
+
+/// Returns the shell-quoted form of `s` (as is when it needs no quotes).
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:/@".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// Returns the `agentlog resume` commands that continue `session` in each
+/// agent that can take it.
+pub fn resume_commands(session: &Session, path: &str) -> Vec<(String, String)> {
+    let arg = if session.meta.id.is_empty() {
+        path
+    } else {
+        session.meta.id.as_str()
+    };
+    let mut out = Vec::new();
+    for agent in ["claude", "codex", "gemini", "pi"] {
+        if agentlog_formats::registry::by_name(agent).is_some_and(|f| f.can_write()) {
+            out.push((
+                agent.to_string(),
+                format!("agentlog resume {} --in {agent}", shell_quote(arg)),
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,677 @@
+//! `agentlog serve`: the HTTP server over the index and the session files.
+
+use crate::assets;
+use crate::escape::url_enc;
+use crate::pages::{self, ListQuery, Mode, PAGE};
+use crate::render::{Target, View};
+use crate::WebError;
+use agentlog_formats::discover::{discover_all, DiscoverEnv, Found};
+use agentlog_index::{GroupBy, Index, SearchParams, StatsParams};
+use agentlog_model::Session;
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+/// What `serve` needs: where the index is, where sessions are, and how to
+/// listen.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    /// The index file.
+    pub index_path: PathBuf,
+    /// Where sessions are found.
+    pub env: DiscoverEnv,
+    /// The formats to discover (after the user's exclusions).
+    pub formats: Vec<String>,
+    /// The address to listen on.
+    pub addr: SocketAddr,
+    /// The token every request must carry (`?token=` once, then a cookie);
+    /// required when listening beyond loopback.
+    pub token: Option<String>,
+    /// Seconds between catalog refreshes (0: never).
+    pub refresh_secs: u64,
+}
+
+struct CachedSession {
+    size: u64,
+    mtime: Option<SystemTime>,
+    session: Arc<Session>,
+}
+
+struct App {
+    cfg: ServeConfig,
+    pool: Mutex<Vec<Index>>,
+    sessions: Mutex<Vec<(PathBuf, CachedSession)>>,
+}
+
+impl App {
+    /// Runs `f` with an open index (one from the pool, or a new one).
+    fn with_index<T>(&self, f: impl FnOnce(&Index) -> Result<T, WebError>) -> Result<T, WebError> {
+        let idx = self.pool.lock().ok().and_then(|mut p| p.pop());
+        let idx = match idx {
+            Some(i) => i,
+            None => Index::open(&self.cfg.index_path)?.0,
+        };
+        let r = f(&idx);
+        if let Ok(mut p) = self.pool.lock() {
+            if p.len() < 4 {
+                p.push(idx);
+            }
+        }
+        r
+    }
+
+    /// Returns the parsed session at `path` (kept for the next request while
+    /// the file does not change), when the catalog knows the file.
+    fn session(&self, path: &str) -> Result<(Arc<Session>, agentlog_index::SessionInfo), WebError> {
+        let info = self
+            .with_index(|i| Ok(i.session_at(path)?))?
+            .ok_or_else(|| WebError::NotFound(format!("no session file {path} in the index")))?;
+        let p = PathBuf::from(path);
+        let md = std::fs::metadata(&p).map_err(|e| WebError::io(&p, e))?;
+        let (size, mtime) = (md.len(), md.modified().ok());
+        if let Ok(cache) = self.sessions.lock() {
+            if let Some((_, c)) = cache
+                .iter()
+                .find(|(q, c)| *q == p && c.size == size && c.mtime == mtime)
+            {
+                return Ok((c.session.clone(), info));
+            }
+        }
+        let format = agentlog_formats::registry::by_name(&info.format)
+            .ok_or_else(|| WebError::NotFound(format!("unknown format {}", info.format)))?;
+        let read = format
+            .read_path(&p)
+            .map_err(|e| WebError::Read(e.to_string()))?;
+        let session = Arc::new(read.session);
+        if let Ok(mut cache) = self.sessions.lock() {
+            cache.retain(|(q, _)| *q != p);
+            cache.insert(
+                0,
+                (
+                    p,
+                    CachedSession {
+                        size,
+                        mtime,
+                        session: session.clone(),
+                    },
+                ),
+            );
+            cache.truncate(3);
+        }
+        Ok((session, info))
+    }
+}
+
+/// Serves until the process ends; calls `ready` with the bound address
+/// once the server accepts connections.
+pub fn serve(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<(), WebError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| WebError::io(Path::new("tokio runtime"), e))?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(cfg.addr)
+            .await
+            .map_err(|e| WebError::io(Path::new(&cfg.addr.to_string()), e))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| WebError::io(Path::new("socket"), e))?;
+        let app = Arc::new(App {
+            cfg: cfg.clone(),
+            pool: Mutex::new(Vec::new()),
+            sessions: Mutex::new(Vec::new()),
+        });
+        if cfg.refresh_secs > 0 {
+            let a = app.clone();
+            std::thread::spawn(move || refresher(&a));
+        }
+        ready(addr);
+        axum::serve(listener, router(app, addr))
+            .await
+            .map_err(|e| WebError::io(Path::new("server"), e))
+    })
+}
+
+/// Keeps the catalog current: new, grown and vanished session files.
+fn refresher(app: &App) {
+    let Ok((mut index, _)) = Index::open(&app.cfg.index_path) else {
+        return;
+    };
+    loop {
+        std::thread::sleep(Duration::from_secs(app.cfg.refresh_secs));
+        let found = discover_all(&app.cfg.env, Some(&app.cfg.formats));
+        if let Ok(plan) = index.plan(&found) {
+            if !plan.is_empty() {
+                let _ = index.apply(plan, &mut |_| {});
+            }
+        }
+    }
+}
+
+fn router(app: Arc<App>, addr: SocketAddr) -> Router {
+    let guard_app = app.clone();
+    Router::new()
+        .route("/", get(list))
+        .route("/session", get(session))
+        .route("/s/{id}", get(by_id))
+        .route("/entries", get(entries))
+        .route("/search", get(search))
+        .route("/stats", get(stats))
+        .route("/tail", get(tail))
+        .route(
+            "/assets/app.css",
+            get(|| async { asset(assets::CSS, "text/css; charset=utf-8") }),
+        )
+        .route(
+            "/assets/app.js",
+            get(|| async { asset(assets::JS, "text/javascript; charset=utf-8") }),
+        )
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                let app = guard_app.clone();
+                async move {
+                    match check(&app, addr, &req) {
+                        Check::Pass => next.run(req).await,
+                        Check::SetCookie(t) => {
+                            let mut r = next.run(req).await;
+                            if let Ok(v) = HeaderValue::from_str(&format!(
+                                "agentlog_token={t}; Path=/; HttpOnly; SameSite=Strict"
+                            )) {
+                                r.headers_mut().insert(header::SET_COOKIE, v);
+                            }
+                            r
+                        }
+                        Check::Deny(code, why) => (code, secure_headers(), why).into_response(),
+                    }
+                }
+            },
+        ))
+        .with_state(app)
+}
+
+enum Check {
+    Pass,
+    SetCookie(String),
+    Deny(StatusCode, &'static str),
+}
+
+/// Refuses requests for another host name (DNS rebinding) and, when a
+/// token is set, requests without it.
+fn check(app: &App, addr: SocketAddr, req: &axum::extract::Request) -> Check {
+    if addr.ip().is_loopback() {
+        let host = req
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("");
+        let name = host.rsplit_once(':').map_or(host, |(h, _)| h);
+        if !matches!(name, "127.0.0.1" | "localhost" | "[::1]") {
+            return Check::Deny(
+                StatusCode::MISDIRECTED_REQUEST,
+                "this server answers only to 127.0.0.1 and localhost\n",
+            );
+        }
+    }
+    let Some(token) = &app.cfg.token else {
+        return Check::Pass;
+    };
+    let cookie_ok = req
+        .headers()
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .any(|c| {
+            c.trim()
+                .strip_prefix("agentlog_token=")
+                .is_some_and(|v| ct_eq(v, token))
+        });
+    if cookie_ok {
+        return Check::Pass;
+    }
+    let query_tok = req
+        .uri()
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("token="))
+        .map(|v| v.to_string());
+    match query_tok {
+        Some(t) if ct_eq(&t, token) => Check::SetCookie(t),
+        _ => Check::Deny(
+            StatusCode::UNAUTHORIZED,
+            "a token is required: open the URL `agentlog serve` printed (it ends in ?token=…)\n",
+        ),
+    }
+}
+
+/// Compares without stopping at the first difference.
+fn ct_eq(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+fn secure_headers() -> HeaderMap {
+    let mut h = HeaderMap::new();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(assets::SERVE_CSP),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h
+}
+
+fn asset(body: &'static str, ty: &'static str) -> Response {
+    let mut h = secure_headers();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(ty));
+    (h, body).into_response()
+}
+
+fn html(body: String) -> Response {
+    let mut h = secure_headers();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    (h, body).into_response()
+}
+
+fn error_page(e: &WebError) -> Response {
+    let code = match e {
+        WebError::NotFound(_) => StatusCode::NOT_FOUND,
+        WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    let body = format!(
+        "<main><h1>{}</h1><p>{}</p><p><a href=\"/\">all sessions</a></p></main>",
+        code.as_u16(),
+        crate::escape::esc(&e.to_string())
+    );
+    let mut r = html(pages::shell("agentlog: error", &body, Mode::Served, ""));
+    *r.status_mut() = code;
+    r
+}
+
+async fn blocking(
+    app: Arc<App>,
+    f: impl FnOnce(&App) -> Result<Response, WebError> + Send + 'static,
+) -> Response {
+    match tokio::task::spawn_blocking(move || f(&app)).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => error_page(&e),
+        Err(_) => error_page(&WebError::Read("the request failed".into())),
+    }
+}
+
+#[derive(Deserialize, Default)]
+struct ListArgs {
+    #[serde(default)]
+    agent: String,
+    #[serde(default)]
+    project: String,
+    #[serde(default)]
+    model: String,
+    #[serde(default)]
+    from: String,
+    #[serde(default)]
+    to: String,
+    #[serde(default)]
+    sort: String,
+    #[serde(default)]
+    asc: String,
+    #[serde(default)]
+    page: Option<usize>,
+}
+
+const PER_PAGE: usize = 50;
+
+async fn list(State(app): State<Arc<App>>, Query(a): Query<ListArgs>) -> Response {
+    blocking(app, move |app| {
+        let q = ListQuery {
+            agent: a.agent,
+            project: a.project,
+            model: a.model,
+            from: a.from,
+            to: a.to,
+            sort: a.sort,
+            asc: !a.asc.is_empty(),
+            page: a.page.unwrap_or(1).max(1),
+        };
+        let (params, err) = match q.params(PER_PAGE) {
+            Ok(p) => (p, None),
+            Err(e) => (
+                agentlog_index::PageParams {
+                    limit: PER_PAGE,
+                    ..Default::default()
+                },
+                Some(e),
+            ),
+        };
+        let (page, agents, models) = app.with_index(|i| {
+            Ok((
+                i.session_page(&params)?,
+                i.agent_facets()?,
+                i.model_facets()?,
+            ))
+        })?;
+        let body = pages::list_body(&q, &page, &agents, &models, PER_PAGE, err.as_deref(), None);
+        Ok(html(pages::shell(
+            "agentlog: sessions",
+            &body,
+            Mode::Served,
+            "",
+        )))
+    })
+    .await
+}
+
+#[derive(Deserialize, Default)]
+struct SessionArgs {
+    #[serde(default)]
+    p: String,
+    #[serde(default)]
+    leaf: String,
+    #[serde(default)]
+    at: String,
+    #[serde(default)]
+    from: Option<usize>,
+    #[serde(default)]
+    to: Option<usize>,
+    #[serde(default)]
+    n: Option<usize>,
+    #[serde(default)]
+    back: String,
+}
+
+fn opt(s: &str) -> Option<&str> {
+    Some(s).filter(|s| !s.is_empty())
+}
+
+async fn session(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Response {
+    blocking(app, move |app| {
+        let (session, info) = app.session(&a.p)?;
+        let view = View::new(&session, opt(&a.leaf), opt(&a.at));
+        let at = opt(&a.at).and_then(|id| view.position(id));
+        let from = match at {
+            Some(i) => i / PAGE * PAGE,
+            None => 0,
+        };
+        let to = from + PAGE;
+        let dir = Path::new(&a.p).with_extension("");
+        let subagents =
+            app.with_index(|i| Ok(i.sessions_under(&dir.join("subagents").to_string_lossy())?))?;
+        let body = pages::session_body(
+            &view,
+            Some(&info),
+            &a.p,
+            from,
+            to,
+            &Target::Served { path: a.p.clone() },
+            &subagents,
+        );
+        let title = info
+            .title
+            .clone()
+            .or(info.first_prompt.clone())
+            .unwrap_or(info.session_id.clone());
+        Ok(html(pages::shell(
+            crate::escape::clip(title.lines().next().unwrap_or(""), 100),
+            &body,
+            Mode::Served,
+            "",
+        )))
+    })
+    .await
+}
+
+async fn by_id(
+    State(app): State<Arc<App>>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+) -> Response {
+    blocking(app, move |app| {
+        let paths = app.with_index(|i| Ok(i.session_paths(&id)?))?;
+        let Some((p, _)) = paths.first() else {
+            return Err(WebError::NotFound(format!("no session with id {id}")));
+        };
+        let mut h = secure_headers();
+        if let Ok(v) = HeaderValue::from_str(&format!("/session?p={}", url_enc(p))) {
+            h.insert(header::LOCATION, v);
+        }
+        Ok((StatusCode::SEE_OTHER, h).into_response())
+    })
+    .await
+}
+
+async fn entries(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Response {
+    blocking(app, move |app| {
+        let (session, _) = app.session(&a.p)?;
+        let view = View::new(&session, opt(&a.leaf), None);
+        let from = a.from.unwrap_or(0).min(view.path.len());
+        let to =
+            a.to.unwrap_or(from + PAGE)
+                .min(view.path.len())
+                .min(from + PAGE);
+        let target = Target::Served { path: a.p.clone() };
+        let body = view.entries_html(from, to, &target);
+        let mut r = html(body);
+        // Forward pages name the next page; backward pages the one before.
+        let next = if a.back.is_empty() {
+            (to < view.path.len())
+                .then(|| pages::entries_url(&a.p, view.leaf.as_deref(), to, to + PAGE))
+        } else {
+            (from > 0).then(|| {
+                pages::entries_url(&a.p, view.leaf.as_deref(), from.saturating_sub(PAGE), from)
+                    + "&amp;back=1"
+            })
+        };
+        if let Some(n) = next.map(|n| n.replace("&amp;", "&")) {
+            if let Ok(v) = HeaderValue::from_str(&n) {
+                r.headers_mut().insert("x-next", v);
+            }
+        }
+        Ok(r)
+    })
+    .await
+}
+
+#[derive(Deserialize, Default)]
+struct SearchArgs {
+    #[serde(default)]
+    q: String,
+    #[serde(default)]
+    agent: String,
+}
+
+async fn search(State(app): State<Arc<App>>, Query(a): Query<SearchArgs>) -> Response {
+    blocking(app, move |app| {
+        let mut p = SearchParams::new(a.q.clone());
+        p.limit = 100;
+        if !a.agent.is_empty() {
+            p.agents = vec![a.agent.clone()];
+        }
+        let (hits, err) = if a.q.trim().is_empty() {
+            (Vec::new(), None)
+        } else {
+            match app.with_index(|i| Ok(i.search(&p)?)) {
+                Ok(h) => (h, None),
+                Err(e) => (Vec::new(), Some(e.to_string())),
+            }
+        };
+        let body = pages::search_body(&a.q, &hits, err.as_deref());
+        Ok(html(pages::shell(
+            "agentlog: search",
+            &body,
+            Mode::Served,
+            &a.q,
+        )))
+    })
+    .await
+}
+
+async fn stats(State(app): State<Arc<App>>) -> Response {
+    blocking(app, move |app| {
+        let by = |g: GroupBy| -> Result<agentlog_index::Stats, WebError> {
+            app.with_index(|i| {
+                Ok(i.stats(&StatsParams {
+                    by: g,
+                    ..Default::default()
+                })?)
+            })
+        };
+        let body = pages::stats_body(
+            &by(GroupBy::Day)?,
+            &by(GroupBy::Model)?,
+            &by(GroupBy::Project)?,
+            &by(GroupBy::Agent)?,
+        );
+        Ok(html(pages::shell(
+            "agentlog: stats",
+            &body,
+            Mode::Served,
+            "",
+        )))
+    })
+    .await
+}
+
+/// What a live tail has sent so far.
+struct TailState {
+    app: Arc<App>,
+    path: String,
+    format: &'static str,
+    sent: usize,
+    last_id: Option<String>,
+    stat: (u64, Option<SystemTime>),
+}
+
+async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Response {
+    let prepared = {
+        let app = app.clone();
+        let p = a.p.clone();
+        let leaf = a.leaf.clone();
+        let n = a.n.unwrap_or(0);
+        tokio::task::spawn_blocking(move || -> Result<TailState, WebError> {
+            let (session, info) = app.session(&p)?;
+            let view = View::new(&session, opt(&leaf), None);
+            let sent = n.min(view.path.len());
+            let last_id = sent.checked_sub(1).map(|i| view.path[i].id.clone());
+            let md = std::fs::metadata(&p).map_err(|e| WebError::io(Path::new(&p), e))?;
+            let format = agentlog_formats::registry::by_name(&info.format)
+                .map(|f| f.name())
+                .unwrap_or("json");
+            Ok(TailState {
+                app: app.clone(),
+                path: p,
+                format,
+                sent,
+                last_id,
+                stat: (md.len(), md.modified().ok()),
+            })
+        })
+        .await
+    };
+    let st = match prepared {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return error_page(&e),
+        Err(_) => return error_page(&WebError::Read("the request failed".into())),
+    };
+    let stream = futures_util::stream::unfold(st, |mut st| async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            let now = std::fs::metadata(&st.path)
+                .map(|m| (m.len(), m.modified().ok()))
+                .ok();
+            let Some(now) = now else {
+                continue;
+            };
+            if now == st.stat {
+                continue;
+            }
+            st.stat = now;
+            let app = st.app.clone();
+            let path = st.path.clone();
+            let format = st.format;
+            let (sent, last) = (st.sent, st.last_id.clone());
+            let r = tokio::task::spawn_blocking(
+                move || -> Result<Option<(String, usize, Option<String>)>, WebError> {
+                    // The catalog follows the file (read from where it stopped).
+                    let (mut w, _) = Index::open(&app.cfg.index_path)?;
+                    w.update_files(&[Found {
+                        path: PathBuf::from(&path),
+                        format,
+                    }])?;
+                    let (session, _) = app.session(&path)?;
+                    let view = View::new(&session, None, None);
+                    let continues = match &last {
+                        Some(id) => view
+                            .path
+                            .get(sent.wrapping_sub(1))
+                            .is_some_and(|e| &e.id == id),
+                        None => true,
+                    };
+                    if !continues || view.path.len() <= sent {
+                        return Ok(None);
+                    }
+                    let html = view.entries_html(
+                        sent,
+                        view.path.len(),
+                        &Target::Served { path: path.clone() },
+                    );
+                    Ok(Some((
+                        html,
+                        view.path.len(),
+                        view.path.last().map(|e| e.id.clone()),
+                    )))
+                },
+            )
+            .await;
+            if let Ok(Ok(Some((html, n, last)))) = r {
+                st.sent = n;
+                st.last_id = last;
+                let data = serde_json::json!({ "html": html, "n": n }).to_string();
+                return Some((
+                    Ok::<Event, std::convert::Infallible>(
+                        Event::default().event("entries").data(data),
+                    ),
+                    st,
+                ));
+            }
+        }
+    });
+    let mut r = Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response();
+    r.headers_mut().extend(secure_headers());
+    r
+}
+
+/// Returns a token of 32 random hex digits from the system's random source.
+pub fn new_token() -> Result<String, WebError> {
+    use std::io::Read;
+    let mut b = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .map_err(|e| WebError::io(Path::new("/dev/urandom"), e))?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
