@@ -1,7 +1,7 @@
 //! Bar charts drawn as inline SVG (no script, no external service): labels
 //! are escaped text, colours come from the style sheet.
 
-use crate::escape::{clip, esc};
+use crate::escape::esc;
 use std::fmt::Write;
 
 /// One bar: a label and two stacked values (e.g. tokens in and out), plus a
@@ -17,6 +17,30 @@ pub struct Bar {
     pub note: String,
 }
 
+/// Returns the last `max` characters of `s` after an ellipsis when it is
+/// longer (paths and model names differ at their ends).
+fn tail(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        s.to_string()
+    } else {
+        let t: String = s.chars().skip(n - (max - 1)).collect();
+        format!("…{t}")
+    }
+}
+
+fn legend_html(s: &mut String, legend: (&str, &str)) {
+    let _ = write!(
+        s,
+        "<div class=\"legend\"><i class=\"k1\"></i>{}",
+        esc(legend.0)
+    );
+    if !legend.1.is_empty() {
+        let _ = write!(s, "<i class=\"k2\"></i>{}", esc(legend.1));
+    }
+    s.push_str("</div>");
+}
+
 /// Returns a horizontal stacked bar chart, one row per bar.
 pub fn hbars(title: &str, legend: (&str, &str), bars: &[Bar]) -> String {
     let row = 22.0;
@@ -30,7 +54,8 @@ pub fn hbars(title: &str, legend: (&str, &str), bars: &[Bar]) -> String {
         .max(1.0);
     let h = row * bars.len() as f64 + 8.0;
     let mut s = String::new();
-    let _ = write!(s, "<div class=\"chart\"><h2>{}</h2><div class=\"legend\"><i class=\"k1\"></i>{}<i class=\"k2\"></i>{}</div>", esc(title), esc(legend.0), esc(legend.1));
+    let _ = write!(s, "<div class=\"chart\"><h2>{}</h2>", esc(title));
+    legend_html(&mut s, legend);
     let _ = write!(
         s,
         "<svg viewBox=\"0 0 {width} {h}\" role=\"img\" aria-label=\"{}\">",
@@ -40,18 +65,14 @@ pub fn hbars(title: &str, legend: (&str, &str), bars: &[Bar]) -> String {
         let y = 4.0 + row * i as f64;
         let wa = bar_w * b.a / max;
         let wb = bar_w * b.b / max;
-        let label = clip(&b.label, 34);
-        let ell = if label.len() < b.label.len() {
-            "…"
-        } else {
-            ""
-        };
+        let label = tail(&b.label, 30);
+        let ell = "";
         let _ = write!(
             s,
             "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}{ell}</text><rect class=\"bar\" x=\"{label_w}\" y=\"{y:.1}\" width=\"{wa:.1}\" height=\"{:.1}\"/><rect class=\"bar2\" x=\"{:.1}\" y=\"{y:.1}\" width=\"{wb:.1}\" height=\"{:.1}\"/><text class=\"dim\" x=\"{:.1}\" y=\"{:.1}\">{}</text>",
             label_w - 6.0,
             y + 14.0,
-            esc(label),
+            esc(&label),
             row - 6.0,
             label_w + wa,
             row - 6.0,
@@ -82,7 +103,8 @@ pub fn columns(title: &str, legend: (&str, &str), bars: &[Bar], max_note: &str) 
         .max(1.0);
     let plot = height - bottom - top;
     let mut s = String::new();
-    let _ = write!(s, "<div class=\"chart\"><h2>{}</h2><div class=\"legend\"><i class=\"k1\"></i>{}<i class=\"k2\"></i>{}</div>", esc(title), esc(legend.0), esc(legend.1));
+    let _ = write!(s, "<div class=\"chart\"><h2>{}</h2>", esc(title));
+    legend_html(&mut s, legend);
     let _ = write!(
         s,
         "<svg viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"{}\">",

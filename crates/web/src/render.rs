@@ -262,22 +262,58 @@ impl<'a> View<'a> {
         } else {
             role_class(&m.role)
         };
+        let label_role = if matches!(m.role, Role::Tool) {
+            "tool result"
+        } else {
+            m.role.as_str()
+        };
         let side = if m.sidechain { " sidechain" } else { "" };
         let _ = write!(
             out,
             "<article class=\"msg role-{role}{side}\" id=\"{id}\" data-i=\"{i}\">"
         );
-        let label = match (&m.role, only_results) {
-            (_, true) => "tool result".to_string(),
-            (r, _) => r.as_str().to_string(),
+        let label = if only_results {
+            "tool result"
+        } else {
+            label_role
         };
-        header(out, &label, e, m.model.as_deref(), id, target);
+        header(out, label, e, m.model.as_deref(), id, target);
         out.push_str("<div class=\"body\">");
         if let Some(kind) = &m.injected {
             let _ = write!(
                 out,
                 "<details class=\"injected\"><summary>injected context ({})</summary>",
                 esc(kind)
+            );
+            for b in &m.content {
+                self.block(out, b, &m.role);
+            }
+            out.push_str("</details>");
+        } else if matches!(m.role, Role::Tool) && !only_results {
+            let name = m
+                .tool_name
+                .as_deref()
+                .or_else(|| {
+                    m.tool_call_id
+                        .as_deref()
+                        .and_then(|c| self.tool_names.get(c).copied())
+                })
+                .unwrap_or("tool");
+            let text: String = m
+                .content
+                .iter()
+                .filter_map(Block::plain_text)
+                .collect::<Vec<_>>()
+                .join("\n");
+            let lines = text.lines().count();
+            let failed = m.is_error == Some(true);
+            let _ = write!(
+                out,
+                "<details class=\"result{}\"><summary>result of <span class=\"tname\">{}</span> · {lines} line{}{}</summary>",
+                if failed { " error" } else { "" },
+                esc(name),
+                if lines == 1 { "" } else { "s" },
+                if failed { " · error" } else { "" }
             );
             for b in &m.content {
                 self.block(out, b, &m.role);
@@ -456,7 +492,7 @@ fn usage(out: &mut String, u: &Usage) {
             num(u.cache_write)
         );
     }
-    if let Some(c) = u.cost_usd {
+    if let Some(c) = u.cost_usd.filter(|c| *c > 0.0) {
         let _ = write!(out, " · ${c:.4}");
     }
     out.push_str("</footer>");

@@ -5,16 +5,26 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Export a session as markdown, text, JSON, or any writable format.
+/// Export a session as markdown, text, HTML, JSON, or any writable format.
 ///
-/// Markdown and text render the active branch; `json` is the unified model
-/// (lossless); a format name writes that format and prints on stderr what
-/// the format cannot hold.
+/// Markdown, text and HTML render the active branch; `json` is the unified
+/// model (lossless); a format name writes that format and prints on stderr
+/// what the format cannot hold. `--to html` writes one self-contained file
+/// (no external requests, print-friendly); with --all or --project it
+/// writes one file per session and an index.html into the -o directory.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Session file, or session id (prefix).
-    pub session: String,
-    /// markdown, text, json, or a writable format name.
+    #[arg(required_unless_present_any = ["all", "project"])]
+    pub session: Option<String>,
+    /// Export every indexed session (with --to html and -o DIR).
+    #[arg(long, conflicts_with = "session")]
+    pub all: bool,
+    /// Export the sessions whose project path contains TEXT (with --to html
+    /// and -o DIR).
+    #[arg(long, value_name = "TEXT", conflicts_with = "session")]
+    pub project: Option<String>,
+    /// markdown, text, html, json, or a writable format name.
     #[arg(long, short = 't', value_name = "TARGET")]
     pub to: String,
     /// Read as this format instead of detecting it.
@@ -27,7 +37,13 @@ pub struct Args {
 
 /// Runs `agentlog export`.
 pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
-    let (_path, _format, read) = load::read(&args.session, args.from.as_deref())?;
+    if args.to == "html" {
+        return super::export_html::cmd_export_html(&args);
+    }
+    let Some(arg) = args.session.as_deref() else {
+        anyhow::bail!("--all and --project export HTML only (--to html)");
+    };
+    let (_path, _format, read) = load::read(arg, args.from.as_deref())?;
     for d in &read.diagnostics {
         eprintln!("{d}");
     }

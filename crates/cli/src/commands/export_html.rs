@@ -1,0 +1,195 @@
+//! `agentlog export --to html`: self-contained HTML files.
+
+use super::export::{write_output, Args};
+use crate::commands::index::{self, IndexLocation};
+use crate::load;
+use agentlog_index::PageParams;
+use agentlog_web::{export_index, export_session, Exported};
+use anyhow::{bail, Context};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// What every file this command writes starts with; files that do not are
+/// never overwritten.
+const OURS: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">";
+
+/// Runs `agentlog export --to html`.
+pub fn cmd_export_html(args: &Args) -> anyhow::Result<ExitCode> {
+    if let Some(arg) = &args.session {
+        let (path, _format, read) = load::read(arg, args.from.as_deref())?;
+        for d in &read.diagnostics {
+            eprintln!("{d}");
+        }
+        let html = export_session(&read.session, &path.to_string_lossy());
+        if let Some(out) = &args.output {
+            refuse_foreign(out)?;
+        }
+        write_output(
+            args.output.as_deref(),
+            |w| Ok(w.write_all(html.as_bytes())?),
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(dir) = &args.output else {
+        bail!("--all and --project write one file per session: give the directory with -o DIR");
+    };
+    let idx = index::refreshed(&IndexLocation::default())?;
+    let page = idx.session_page(&PageParams {
+        project: args.project.clone(),
+        limit: usize::MAX / 2,
+        ..Default::default()
+    })?;
+    drop(idx);
+    if page.sessions.is_empty() {
+        bail!("no indexed session matches; `agentlog ls` lists them");
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut names = std::collections::HashSet::new();
+    let jobs: Vec<(agentlog_index::SessionInfo, String)> = page
+        .sessions
+        .into_iter()
+        .map(|s| {
+            let base = file_name(&s.agent, &s.session_id);
+            let mut name = format!("{base}.html");
+            let mut n = 2;
+            while !names.insert(name.clone()) || name == "index.html" {
+                name = format!("{base}-{n}.html");
+                n += 1;
+            }
+            (s, name)
+        })
+        .collect();
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(8);
+    let chunk = jobs.len().div_ceil(workers).max(1);
+    let results: Vec<anyhow::Result<Option<Exported>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|(s, name)| export_one(s, name, dir))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| vec![Err(anyhow::anyhow!("an export thread failed"))])
+            })
+            .collect()
+    });
+    let mut items = Vec::new();
+    let mut failed = 0;
+    for r in results {
+        match r {
+            Ok(Some(e)) => items.push(e),
+            Ok(None) => {}
+            Err(e) => {
+                failed += 1;
+                eprintln!("agentlog: {e:#}");
+            }
+        }
+    }
+    let index_path = dir.join("index.html");
+    refuse_foreign(&index_path)?;
+    write_output(Some(&index_path), |w| {
+        Ok(w.write_all(export_index(&items).as_bytes())?)
+    })?;
+    println!(
+        "wrote {} sessions and {}",
+        items.len(),
+        index_path.display()
+    );
+    Ok(if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn export_one(
+    s: &agentlog_index::SessionInfo,
+    name: &str,
+    dir: &Path,
+) -> anyhow::Result<Option<Exported>> {
+    let path = PathBuf::from(&s.path);
+    let format = load::format_named(&s.format)?;
+    let read = format
+        .read_path(&path)
+        .with_context(|| format!("reading {} as {}", path.display(), s.format))?;
+    let html = export_session(&read.session, &s.path);
+    let out = dir.join(name);
+    refuse_foreign(&out)?;
+    write_output(Some(&out), |w| Ok(w.write_all(html.as_bytes())?))?;
+    let title = s
+        .title
+        .clone()
+        .or_else(|| s.first_prompt.clone())
+        .unwrap_or_else(|| s.session_id.clone());
+    Ok(Some(Exported {
+        file: name.to_string(),
+        title: title
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(140)
+            .collect(),
+        agent: s.agent.clone(),
+        project: s.project.clone().unwrap_or_default(),
+        started: s
+            .created_ms
+            .and_then(chrono::DateTime::from_timestamp_millis)
+            .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+            .unwrap_or_default(),
+        messages: s.messages as usize,
+    }))
+}
+
+/// Returns `agent-id` with every character but letters, digits, `-`, `_`
+/// and `.` replaced, at most 100 characters.
+fn file_name(agent: &str, id: &str) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(90)
+            .collect()
+    };
+    let id = clean(id);
+    let id = id.trim_start_matches('.');
+    format!(
+        "{}-{}",
+        clean(agent),
+        if id.is_empty() { "session" } else { id }
+    )
+}
+
+/// Fails when `path` exists and is not a file this command wrote.
+fn refuse_foreign(path: &Path) -> anyhow::Result<()> {
+    match std::fs::File::open(path) {
+        Err(_) => Ok(()),
+        Ok(mut f) => {
+            let mut head = vec![0u8; OURS.len()];
+            let ours =
+                std::io::Read::read_exact(&mut f, &mut head).is_ok() && head == OURS.as_bytes();
+            if ours {
+                Ok(())
+            } else {
+                bail!(
+                    "{} exists and is not an HTML export of agentlog; not overwriting it",
+                    path.display()
+                )
+            }
+        }
+    }
+}

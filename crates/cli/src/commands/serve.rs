@@ -1,0 +1,101 @@
+use crate::commands::index::{self, IndexLocation};
+use agentlog_web::{serve, ServeConfig};
+use anyhow::Context;
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr};
+use std::process::ExitCode;
+
+/// Browse every session in a web browser (a local web app).
+///
+/// Serves the session list (filters, sort, paging), search with
+/// highlighted snippets that link to the message, each session (markdown,
+/// thinking, tool calls, diffs, images, subagents, compactions, branches,
+/// a link per message, resume commands), token and cost charts, and a live
+/// tail of sessions being written. Everything is embedded in the binary;
+/// nothing is fetched from the internet.
+///
+/// Listens on 127.0.0.1 (this machine only) by default, on a free port
+/// unless --port is given. Listening on any other address requires a
+/// token: the one given, or a new random one, printed in the URL.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The address to listen on (127.0.0.1: this machine only).
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
+    pub host: IpAddr,
+    /// The port (0: a free one).
+    #[arg(long, short = 'p', default_value_t = 0)]
+    pub port: u16,
+    /// Require this token on every request (default beyond loopback: a new
+    /// random token).
+    #[arg(
+        long,
+        env = "AGENTLOG_SERVE_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
+    /// Seconds between scans for new and changed sessions (0: never).
+    #[arg(long, default_value_t = 10, value_name = "SECS")]
+    pub refresh: u64,
+    #[command(flatten)]
+    pub loc: IndexLocation,
+}
+
+/// Runs `agentlog serve`.
+pub fn cmd_serve(args: Args) -> anyhow::Result<ExitCode> {
+    let (settings, path) = args.loc.resolve()?;
+    let mut idx = index::open(&path)?;
+    let found = index::discover(&settings, true)?;
+    let plan = idx.plan(&found)?;
+    if !plan.is_empty() {
+        eprintln!(
+            "agentlog: indexing {} session files ({} MB) at {}",
+            plan.files_to_read(),
+            plan.bytes / 1_000_000,
+            path.display()
+        );
+        idx.apply(plan, &mut |_| {})?;
+    }
+    drop(idx);
+    let token = match (&args.token, args.host.is_loopback()) {
+        (Some(t), _)
+            if t.len() < 16
+                || !t
+                    .bytes()
+                    .all(|b| b.is_ascii_graphic() && b != b';' && b != b'&') =>
+        {
+            anyhow::bail!("--token must be at least 16 printable characters without `;` or `&`")
+        }
+        (Some(t), _) => Some(t.clone()),
+        (None, true) => None,
+        (None, false) => Some(agentlog_web::new_token()?),
+    };
+    let cfg = ServeConfig {
+        index_path: path,
+        formats: settings.formats(&[])?,
+        env: settings.env.clone(),
+        addr: SocketAddr::new(args.host, args.port),
+        token: token.clone(),
+        refresh_secs: args.refresh,
+    };
+    serve(cfg, |addr| {
+        let host = if addr.ip().is_unspecified() { "127.0.0.1".to_string() } else { addr.ip().to_string() };
+        let host = if host.contains(':') { format!("[{host}]") } else { host };
+        let mut out = std::io::stdout().lock();
+        match &token {
+            Some(t) => {
+                let _ = writeln!(out, "agentlog: serving at http://{host}:{}/?token={t}", addr.port());
+                if !addr.ip().is_loopback() {
+                    let _ = writeln!(out, "agentlog: listening beyond this machine ({}); every request needs the token above", addr.ip());
+                }
+            }
+            None => {
+                let _ = writeln!(out, "agentlog: serving at http://{host}:{}/", addr.port());
+            }
+        }
+        let _ = writeln!(out, "agentlog: press Ctrl-C to stop");
+        let _ = out.flush();
+    })
+    .context("serving")?;
+    Ok(ExitCode::SUCCESS)
+}
