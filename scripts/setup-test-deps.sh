@@ -15,4 +15,5 @@ fi
 # for the conformance harness in crates/harness.
 bash scripts/install-agent-clis.sh >/dev/null \
   || echo "warning: some agent CLIs could not be installed; the harness tests fail in CI and skip elsewhere" >&2
+bash "$(dirname "$0")/install-chromium.sh"
 exit 0
