@@ -246,9 +246,10 @@ fn showcase_session() -> Session {
 fn hostile_session(agent: Agent, id: &str) -> Session {
     let h = hostile();
     let mut meta = SessionMeta::new(id, agent);
-    meta.cwd = Some(format!(
+    meta.cwd = Some(
         "/home/dev/<img src=x onerror=window.__pwned=1>/\"><script>window.__pwned=1</script>"
-    ));
+            .into(),
+    );
     meta.title = Some(format!(
         "<script>window.__pwned=1;document.title='XSS'</script>{HOSTILE_WORD} title"
     ));
