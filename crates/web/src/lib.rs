@@ -14,7 +14,7 @@
 //! use agentlog_model::{Agent, Entry, EntryKind, Message, Role, Session, SessionMeta};
 //!
 //! let mut s = Session::new(SessionMeta::new("s1", Agent::Claude));
-//! s.push(Entry::new("a", None, EntryKind::Message(Message::text(Role::User, "<script>alert(1)</script> **hi**"))));
+//! s.push(Entry::new("a", None, EntryKind::Message(Message::text(Role::User, "**hi** <script>alert(1)</script>"))));
 //! let html = agentlog_web::export_session(&s, "/tmp/s1.jsonl");
 //! assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
 //! assert!(html.contains("<strong>hi</strong>"));
