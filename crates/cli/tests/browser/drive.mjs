@@ -193,10 +193,11 @@ try {
   };
   const sp = await newPage();
   await sp.goto(base + 'session?p=' + encodeURIComponent(cfg.exportSource), { waitUntil: 'load' });
-  while (await sp.locator('#more').count()) {
-    const n = await sp.locator('#entries [data-i]').count();
-    await sp.click('#more');
-    await sp.waitForFunction((k) => document.querySelectorAll('#entries [data-i]').length > k, n);
+  // Scroll to the end (pages load as the reader nears them) until every
+  // entry is there.
+  for (let i = 0; i < 50 && await sp.locator('#more').count(); i++) {
+    await sp.evaluate(() => { const m = document.getElementById('more'); if (m) { m.scrollIntoView(); m.click(); } });
+    await sp.waitForTimeout(200);
   }
   out.served = { ids: await sp.$$eval('#entries [data-i]', (xs) => xs.map((x) => x.id)) };
   out.hostileExport = [];
