@@ -19,7 +19,7 @@ pub fn format_named(name: &str) -> anyhow::Result<&'static dyn Format> {
 /// [`resolve_in`]).
 pub fn resolve(arg: &str) -> anyhow::Result<PathBuf> {
     let p = Path::new(arg);
-    if p.exists() {
+    if p.exists() || agentlog_formats::member::split_member(p).is_some() {
         return Ok(p.to_path_buf());
     }
     resolve_in(&crate::config::settings(&[])?, arg)

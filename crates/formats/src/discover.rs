@@ -50,6 +50,12 @@ pub const AGENT_VARS: &[&str] = &[
     "JIDO_HOME",
     "SPECSTORY_HOME",
     "HOSTNAME",
+    "COPILOT_HOME",
+    "QWEN_HOME",
+    "KILO_DATA_DIR",
+    "CONTINUE_GLOBAL_DIR",
+    "CLINE_DIR",
+    "VIBE_HOME",
 ];
 
 /// Prefixes of further variables agents honour (`PI_CODING_AGENT_SESSION_DIR`,

@@ -71,6 +71,15 @@ pub trait Format: Send + Sync {
         Ok(self.read_path(path)?.diagnostics)
     }
 
+    /// Returns the record types and fields of `read` (a file this format
+    /// read) that the reader does not know: the drift report of
+    /// [`crate::drift`]. By default, the records kept as unknown.
+    fn drift(&self, read: &Read) -> Vec<crate::drift::Drift> {
+        let mut t = crate::drift::Tally::default();
+        crate::drift::unknown_records(read, &mut t);
+        t.into_items()
+    }
+
     /// Plans continuing `session` in this format's agent: where its native
     /// file goes (in the agent's own location under `env`) and the command
     /// that continues it there. The caller writes the file.

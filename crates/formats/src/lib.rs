@@ -26,11 +26,13 @@
 
 pub mod diag;
 pub mod discover;
+pub mod drift;
 pub mod error;
 pub mod fidelity;
 pub mod format;
 pub mod ids;
 pub mod jsonl;
+pub mod member;
 pub mod registry;
 pub mod render;
 
@@ -38,10 +40,12 @@ pub mod acpx;
 pub mod claude;
 pub mod codelia;
 pub mod codex;
+pub mod copilot;
 pub mod cursor;
 pub mod gemini;
 pub mod jido;
 pub mod json;
+pub mod opencode;
 pub mod pi;
 pub mod specstory;
 

@@ -7,12 +7,15 @@ use std::path::Path;
 
 /// Every format, in the order detection prefers them on a tie.
 pub fn all() -> &'static [&'static dyn Format] {
-    static ALL: [&dyn Format; 10] = [
+    static ALL: [&dyn Format; 13] = [
         &crate::pi::FORMAT,
         &crate::claude::FORMAT,
         &crate::codex::FORMAT,
         &crate::gemini::FORMAT,
         &crate::cursor::FORMAT,
+        &crate::copilot::FORMAT,
+        &crate::opencode::FORMAT,
+        &crate::opencode::KILO,
         &crate::codelia::FORMAT,
         &crate::jido::FORMAT,
         &crate::specstory::FORMAT,
@@ -42,7 +45,13 @@ pub const HEAD_BYTES: usize = 64 * 1024;
 /// Returns the format that is surest `path` is its own.
 pub fn detect(path: &Path) -> Result<&'static dyn Format, FormatError> {
     let mut head = Vec::new();
-    if path.is_file() {
+    let member = crate::member::split_member(path);
+    if let Some((file, _)) = &member {
+        let f = std::fs::File::open(file).map_err(|e| FormatError::io(file, e))?;
+        f.take(HEAD_BYTES as u64)
+            .read_to_end(&mut head)
+            .map_err(|e| FormatError::io(file, e))?;
+    } else if path.is_file() {
         let file = std::fs::File::open(path).map_err(|e| FormatError::io(path, e))?;
         file.take(HEAD_BYTES as u64)
             .read_to_end(&mut head)

@@ -1,4 +1,5 @@
-//! Fuzzes every registered reader: random bytes, and real fixture files cut,
+//! Fuzzes every registered reader: random bytes, and real fixture files (the
+//! shared ones and this crate's `tests/fixtures`) cut,
 //! corrupted and spliced at random places. A reader may return an error or
 //! diagnostics, but must never panic. Runs for a bounded number of cases
 //! (`PROPTEST_CASES`, default 64 per strategy and format).
@@ -20,7 +21,10 @@ fn fixtures() -> PathBuf {
 /// Small real files of every kind (under 64 KiB, so mutated copies stay fast).
 fn seed_files() -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
-    let mut stack = vec![fixtures()];
+    let mut stack = vec![
+        fixtures(),
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures")).to_path_buf(),
+    ];
     while let Some(dir) = stack.pop() {
         let Ok(rd) = std::fs::read_dir(&dir) else {
             continue;

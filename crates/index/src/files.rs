@@ -45,8 +45,27 @@ pub struct FileStat {
     pub is_file: bool,
 }
 
-/// Returns the stat of `path`, or `None` when it is gone.
+/// Returns the stat of `path`, or `None` when it is gone. A session inside a
+/// database (`<file>#<id>`, see [`agentlog_formats::member`]) has the stat
+/// of the database and its write-ahead log together.
 pub fn stat(path: &Path) -> Option<FileStat> {
+    if let Some(files) = agentlog_formats::member::member_files(path) {
+        let mut st: Option<FileStat> = None;
+        for f in files {
+            let Ok(md) = std::fs::metadata(&f) else {
+                continue;
+            };
+            let s = st.get_or_insert(FileStat {
+                size: 0,
+                mtime_ns: 0,
+                inode: inode(&md),
+                is_file: false,
+            });
+            s.size += md.len();
+            s.mtime_ns = s.mtime_ns.max(mtime_ns(&md));
+        }
+        return st;
+    }
     let md = std::fs::metadata(path).ok()?;
     let mut st = FileStat {
         size: md.len(),

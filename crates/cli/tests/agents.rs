@@ -1,0 +1,185 @@
+//! The commands on the agents read beyond the first five, with the files
+//! their real CLIs wrote (crates/formats/tests/fixtures), laid out where each
+//! agent keeps them in a temporary HOME.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::TestEnv;
+use std::path::{Path, PathBuf};
+
+fn agent_fixtures() -> PathBuf {
+    Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../formats/tests/fixtures"
+    ))
+    .to_path_buf()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), t).unwrap();
+        }
+    }
+}
+
+/// A HOME with the real Copilot and OpenCode sessions in their places.
+fn home_with_agents() -> TestEnv {
+    let env = TestEnv::new();
+    copy_dir(
+        &agent_fixtures().join("copilot/1.0.102/session-state"),
+        &env.home().join(".copilot/session-state"),
+    );
+    copy_dir(
+        &agent_fixtures().join("opencode/1.18.33"),
+        &env.home().join(".local/share/opencode"),
+    );
+    env
+}
+
+#[test]
+fn ls_show_search_stats_find_the_new_agents() {
+    let env = home_with_agents();
+    let ls = env.run(&["ls", "--json"]);
+    assert_eq!(ls.status, 0, "{}", ls.stderr);
+    for want in [
+        "\"copilot\"",
+        "\"opencode\"",
+        "b034d159-7f8a-4e2f-b736-4b964fdc4bb1",
+        "ses_df5decaf8ffeAqX67SjvHMne1P",
+        "ses_df5de65a0ffeqHrm9IYOzUiHuc",
+    ] {
+        assert!(
+            ls.stdout.contains(want),
+            "{want} missing from {}",
+            ls.stdout
+        );
+    }
+    let show = env.run(&["show", "ses_df5decaf8ffeAqX67SjvHMne1P"]);
+    assert_eq!(show.status, 0, "{}", show.stderr);
+    assert!(show
+        .stdout
+        .contains("The user wants a listing; I will run ls."));
+    assert!(show.stdout.contains("The subagent counted 1 file."));
+    let show = env.run(&["show", "b034d159"]);
+    assert_eq!(show.status, 0, "{}", show.stderr);
+    assert!(show.stdout.contains("Second turn answer from mock."));
+    let search = env.run(&["search", "README"]);
+    assert_eq!(search.status, 0, "{}", search.stderr);
+    assert!(search.stdout.contains("b034d159"), "{}", search.stdout);
+    let stats = env.run(&["stats", "--json"]);
+    assert_eq!(stats.status, 0, "{}", stats.stderr);
+    let v: serde_json::Value = serde_json::from_str(&stats.stdout).unwrap();
+    let text = v.to_string();
+    // 3 Copilot responses and 4 + 1 OpenCode responses (parent and subagent).
+    assert!(text.contains("mock-model"), "{text}");
+}
+
+#[test]
+fn export_and_convert_the_new_agents() {
+    let env = home_with_agents();
+    let md = env.run(&[
+        "export",
+        "ses_df5decaf8ffeAqX67SjvHMne1P",
+        "--to",
+        "markdown",
+    ]);
+    assert_eq!(md.status, 0, "{}", md.stderr);
+    assert!(md.stdout.contains("What files are here?"));
+    let out = env.home().join("copied.jsonl");
+    let conv = env.run(&[
+        "convert",
+        "ses_df5decaf8ffeAqX67SjvHMne1P",
+        "--to",
+        "copilot",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(conv.status, 0, "{}", conv.stderr);
+    // What was written reads back with the same conversation.
+    let show = env.run(&["show", out.to_str().unwrap()]);
+    assert_eq!(show.status, 0, "{}", show.stderr);
+    assert!(
+        show.stdout.contains("The subagent counted 1 file."),
+        "{}",
+        show.stdout
+    );
+    assert!(show.stdout.contains("→ task"), "{}", show.stdout);
+    let conv = env.run(&[
+        "convert",
+        "b034d159",
+        "--to",
+        "claude",
+        "-o",
+        env.home().join("c.jsonl").to_str().unwrap(),
+    ]);
+    assert_eq!(conv.status, 0, "{}", conv.stderr);
+}
+
+#[test]
+fn validate_drift_names_an_unknown_record_type_and_field() {
+    let env = TestEnv::new();
+    let real =
+        std::fs::read_to_string(agent_fixtures().join(
+            "copilot/1.0.102/session-state/b034d159-7f8a-4e2f-b736-4b964fdc4bb1/events.jsonl",
+        ))
+        .unwrap();
+    // A later version adds an event type and a field of user messages.
+    let mut planted = real.replace(
+        "\"copilotVersion\":\"1.0.102\"",
+        "\"copilotVersion\":\"9.0.0\"",
+    );
+    planted = planted.replacen(
+        "\"content\":\"What files are here?\"",
+        "\"content\":\"What files are here?\",\"voiceInput\":true",
+        1,
+    );
+    planted.push_str(r#"{"type":"session.hologram","data":{"x":1},"id":"zz","timestamp":"2026-11-23T20:40:00.000Z","parentId":null}"#);
+    planted.push('\n');
+    let path = env.write(".copilot/session-state/s1/events.jsonl", planted.as_bytes());
+    let r = env.run(&["validate", "--drift", path.to_str().unwrap()]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("copilot 9.0.0 (1 file): 2 unknown"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("unknown record type `session.hologram` x1"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("unknown field `user.message.voiceInput` x1"),
+        "{}",
+        r.stdout
+    );
+    // The real file of the verified version has nothing unknown.
+    let real_path = env.write(".copilot/session-state/s2/events.jsonl", real.as_bytes());
+    let r = env.run(&["validate", "--drift", real_path.to_str().unwrap()]);
+    assert!(
+        r.stdout
+            .contains("copilot 1.0.102 (1 file): nothing unknown"),
+        "{}",
+        r.stdout
+    );
+    // With no file named, every session found is reported, per version.
+    let r = env.run(&["validate", "--drift", "--json"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let versions: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(versions, ["1.0.102", "9.0.0"]);
+}

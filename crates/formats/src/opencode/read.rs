@@ -1,0 +1,618 @@
+//! Reading one session out of an OpenCode database.
+
+use super::OpenCodeFormat;
+use crate::{Diagnostic, Format, FormatError, Read};
+use agentlog_model::{
+    Block, BlockKind, Entry, EntryKind, Extra, Message, Role, Session, SessionMeta, Timestamp,
+    Usage,
+};
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags};
+use serde_json::{Map, Value};
+use std::path::Path;
+use std::time::Duration;
+
+/// How long a read waits for a writer's lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// What real databases of the versions verified (OpenCode 1.18.33, Kilo
+/// 7.7.7) hold: message fields by role, part fields by part type, and
+/// session columns. The drift report names everything else.
+pub const KNOWN_MESSAGE: &[(&str, &[&str])] = &[
+    (
+        "user",
+        &["role", "time", "agent", "model", "summary", "tools"],
+    ),
+    (
+        "assistant",
+        &[
+            "role",
+            "time",
+            "agent",
+            "mode",
+            "path",
+            "parentID",
+            "modelID",
+            "providerID",
+            "finish",
+            "cost",
+            "tokens",
+        ],
+    ),
+];
+/// Part fields by part type (see [`KNOWN_MESSAGE`]).
+pub const KNOWN_PART: &[(&str, &[&str])] = &[
+    ("text", &["id", "type", "text", "time"]),
+    ("reasoning", &["id", "type", "text", "time"]),
+    ("tool", &["id", "type", "tool", "callID", "state"]),
+    (
+        "tool.state",
+        &["status", "input", "output", "metadata", "title", "time"],
+    ),
+    ("step-start", &["id", "type", "time"]),
+    (
+        "step-finish",
+        &["id", "type", "reason", "tokens", "cost", "time", "metrics"],
+    ),
+];
+/// Session columns (see [`KNOWN_MESSAGE`]).
+pub const KNOWN_SESSION: &[&str] = &[
+    "agent",
+    "cost",
+    "directory",
+    "id",
+    "metadata",
+    "model",
+    "parent_id",
+    "path",
+    "permission",
+    "project_id",
+    "revert",
+    "share_url",
+    "slug",
+    "summary_additions",
+    "summary_deletions",
+    "summary_diffs",
+    "summary_files",
+    "time_archived",
+    "time_compacting",
+    "time_created",
+    "time_updated",
+    "title",
+    "tokens_cache_read",
+    "tokens_cache_write",
+    "tokens_input",
+    "tokens_output",
+    "tokens_reasoning",
+    "version",
+    "workspace_id",
+];
+
+/// The drift report of a session read from an OpenCode database.
+pub(super) fn drift(read: &Read) -> Vec<crate::drift::Drift> {
+    use crate::drift::{DriftKind, Tally};
+    let mut t = Tally::default();
+    crate::drift::unknown_records(read, &mut t);
+    let find = |table: &[(&str, &'static [&'static str])], k: &str| {
+        table.iter().find(|(n, _)| *n == k).map(|(_, f)| *f)
+    };
+    t.fields(
+        "session",
+        read.session.meta.extra.keys(),
+        KNOWN_SESSION,
+        None,
+    );
+    let part = |t: &mut Tally, typ: &str, keys: Vec<&String>, line: Option<u64>| match find(
+        KNOWN_PART, typ,
+    ) {
+        Some(known) => t.fields(&format!("part.{typ}"), keys, known, line),
+        None => t.add(DriftKind::RecordType, &format!("part.{typ}"), line),
+    };
+    for e in &read.session.entries {
+        let Some(m) = e.message() else { continue };
+        let role = m.role.as_str();
+        match find(KNOWN_MESSAGE, role) {
+            Some(known) => t.fields(
+                &format!("message.{role}"),
+                m.extra.keys().filter(|k| *k != "parts"),
+                known,
+                e.line,
+            ),
+            None => t.add(DriftKind::RecordType, &format!("message.{role}"), e.line),
+        }
+        for b in &m.content {
+            let keys: Vec<&String> = b.extra.keys().collect();
+            match &b.kind {
+                BlockKind::Text { .. } => part(&mut t, "text", keys, e.line),
+                BlockKind::Thinking { .. } => part(&mut t, "reasoning", keys, e.line),
+                BlockKind::ToolCall { .. } => {
+                    part(&mut t, "tool", keys, e.line);
+                    if let Some(Value::Object(state)) = b.extra.get("state") {
+                        part(&mut t, "tool.state", state.keys().collect(), e.line);
+                    }
+                }
+                BlockKind::Other { value } => {
+                    let typ = value
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .unwrap_or("(none)");
+                    let keys = value
+                        .as_object()
+                        .map(|o| o.keys().collect())
+                        .unwrap_or_default();
+                    part(&mut t, typ, keys, e.line);
+                }
+                _ => {}
+            }
+        }
+        if let Some(Value::Array(kept)) = m.extra.get("parts") {
+            for p in kept {
+                let typ = p.get("type").and_then(Value::as_str).unwrap_or("(none)");
+                let keys = p
+                    .as_object()
+                    .map(|o| o.keys().collect())
+                    .unwrap_or_default();
+                part(&mut t, typ, keys, e.line);
+            }
+        }
+    }
+    t.into_items()
+}
+/// Bookkeeping part types kept in the message's extras.
+pub const KEPT_PARTS: &[&str] = &[
+    "step-start",
+    "step-finish",
+    "snapshot",
+    "patch",
+    "agent",
+    "subtask",
+    "retry",
+    "compaction",
+];
+
+fn sql_err(path: &Path, what: &str, e: rusqlite::Error) -> FormatError {
+    FormatError::invalid(path, None, format!("{what}: {e}"))
+}
+
+/// Returns `path` as a SQLite URI with `query`.
+fn uri(path: &Path, query: &str) -> String {
+    let mut s = String::from("file:");
+    for b in path.to_string_lossy().bytes() {
+        if b.is_ascii_alphanumeric() || b"/-_.~".contains(&b) {
+            s.push(char::from(b));
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s.push('?');
+    s.push_str(query);
+    s
+}
+
+/// Opens the database read-only (never `immutable`: that would skip the
+/// write-ahead log, where most of a recent session is).
+fn open(path: &Path) -> Result<Connection, FormatError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let c = Connection::open_with_flags(uri(path, "mode=ro"), flags)
+        .map_err(|e| sql_err(path, "cannot open as a read-only SQLite database", e))?;
+    c.busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| sql_err(path, "setting a busy timeout", e))?;
+    for table in ["session", "message", "part"] {
+        let n: i64 = c
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                [table],
+                |r| r.get(0),
+            )
+            .map_err(|e| sql_err(path, "reading the schema", e))?;
+        if n == 0 {
+            return Err(FormatError::invalid(
+                path,
+                None,
+                format!("not an OpenCode database: table `{table}` is missing"),
+            ));
+        }
+    }
+    Ok(c)
+}
+
+/// True when `path` opens as a database with OpenCode's tables.
+pub(super) fn has_tables(path: &Path) -> bool {
+    open(path).is_ok()
+}
+
+/// Returns the ids of every session in the database, oldest first.
+pub(super) fn session_ids(path: &Path) -> Result<Vec<String>, FormatError> {
+    let c = open(path)?;
+    let mut stmt = c
+        .prepare("SELECT id FROM session ORDER BY time_created, id")
+        .map_err(|e| sql_err(path, "listing sessions", e))?;
+    let ids = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .map_err(|e| sql_err(path, "listing sessions", e))?
+        .flatten()
+        .collect();
+    Ok(ids)
+}
+
+/// Returns a SQL value as JSON.
+fn json_of(v: ValueRef<'_>) -> Value {
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::from(i),
+        ValueRef::Real(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
+        ValueRef::Text(t) => Value::String(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => Value::String(hex::encode(b)),
+    }
+}
+
+/// Runs `sql` with one text parameter and returns each row as a JSON object.
+fn rows(
+    c: &Connection,
+    path: &Path,
+    sql: &str,
+    param: &str,
+) -> Result<Vec<Map<String, Value>>, FormatError> {
+    let mut stmt = c
+        .prepare(sql)
+        .map_err(|e| sql_err(path, "reading sessions", e))?;
+    let names: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
+    let mut q = stmt
+        .query([param])
+        .map_err(|e| sql_err(path, "reading sessions", e))?;
+    let mut out = Vec::new();
+    while let Some(row) = q.next().map_err(|e| sql_err(path, "reading sessions", e))? {
+        let mut obj = Map::new();
+        for (i, n) in names.iter().enumerate() {
+            if let Ok(v) = row.get_ref(i) {
+                obj.insert(n.clone(), json_of(v));
+            }
+        }
+        out.push(obj);
+    }
+    Ok(out)
+}
+
+fn millis(v: Option<&Value>) -> Option<Timestamp> {
+    v.and_then(Value::as_i64).map(Timestamp::Millis)
+}
+
+fn take_data(
+    row: &mut Map<String, Value>,
+    path: &Path,
+    what: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Map<String, Value> {
+    let text = row.remove("data");
+    match text
+        .as_ref()
+        .and_then(Value::as_str)
+        .map(serde_json::from_str::<Value>)
+    {
+        Some(Ok(Value::Object(m))) => m,
+        _ => {
+            diags.push(Diagnostic::warning(
+                path,
+                None,
+                "invalid-json",
+                format!("{what}: `data` is not a JSON object; kept verbatim"),
+            ));
+            let mut m = Map::new();
+            m.insert("$data".into(), text.unwrap_or(Value::Null));
+            m
+        }
+    }
+}
+
+pub(super) fn read(
+    format: &OpenCodeFormat,
+    db: &Path,
+    id: Option<&str>,
+    shown: &Path,
+) -> Result<Read, FormatError> {
+    let c = open(db)?;
+    let id = match id {
+        Some(id) => id.to_string(),
+        None => {
+            let ids = session_ids(db)?;
+            match ids.as_slice() {
+                [one] => one.clone(),
+                _ => {
+                    return Err(FormatError::invalid(
+                        db,
+                        None,
+                        format!(
+                            "the database holds {} sessions; name one as {}#<session id> (`agentlog ls --agent {}` lists them)",
+                            ids.len(),
+                            db.display(),
+                            format.name()
+                        ),
+                    ))
+                }
+            }
+        }
+    };
+    let mut diags = Vec::new();
+    let mut srows = rows(&c, db, "SELECT * FROM session WHERE id = ?1", &id)?;
+    let Some(mut srow) = srows.pop() else {
+        return Err(FormatError::invalid(
+            shown,
+            None,
+            format!("no session `{id}` in {}", db.display()),
+        ));
+    };
+    let mut meta = SessionMeta::new(id.clone(), format.agent());
+    meta.format = Some(format.name().into());
+    srow.remove("id");
+    let s = |row: &mut Map<String, Value>, k: &str| match row.remove(k) {
+        Some(Value::String(v)) => Some(v),
+        Some(other) => {
+            if !other.is_null() {
+                row.insert(k.to_string(), other);
+            }
+            None
+        }
+        None => None,
+    };
+    meta.title = s(&mut srow, "title");
+    meta.cwd = s(&mut srow, "directory");
+    meta.agent_version = s(&mut srow, "version");
+    meta.parent_session = s(&mut srow, "parent_id");
+    meta.created_at = millis(srow.get("time_created"));
+    meta.updated_at = millis(srow.get("time_updated"));
+    if let Some(model) = srow
+        .get("model")
+        .and_then(Value::as_str)
+        .and_then(|m| serde_json::from_str::<Value>(m).ok())
+    {
+        meta.model.model = model.get("id").and_then(Value::as_str).map(str::to_string);
+        meta.model.provider = model
+            .get("providerID")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+    }
+    meta.extra = srow.into_iter().filter(|(_, v)| !v.is_null()).collect();
+    let mut session = Session::new(meta);
+
+    let messages = rows(
+        &c,
+        db,
+        "SELECT * FROM message WHERE session_id = ?1 ORDER BY time_created, id",
+        &id,
+    )?;
+    let parts = rows(
+        &c,
+        db,
+        "SELECT * FROM part WHERE session_id = ?1 ORDER BY message_id, id",
+        &id,
+    )?;
+    let mut by_message: std::collections::HashMap<String, Vec<Map<String, Value>>> =
+        std::collections::HashMap::new();
+    for mut p in parts {
+        let mid = p
+            .get("message_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let pid = p
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let mut data = take_data(&mut p, shown, &format!("part {pid}"), &mut diags);
+        data.insert("id".into(), pid.into());
+        by_message.entry(mid).or_default().push(data);
+    }
+    let mut prev: Option<String> = None;
+    for (n, mut row) in messages.into_iter().enumerate() {
+        let mid = row
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let data = take_data(&mut row, shown, &format!("message {mid}"), &mut diags);
+        let parts = by_message.remove(&mid).unwrap_or_default();
+        let mut e = Entry::new(
+            mid.clone(),
+            prev.clone(),
+            EntryKind::Message(message(data, parts, shown, &mut diags)),
+        );
+        e.timestamp = millis(row.get("time_created"));
+        row.remove("id");
+        row.remove("session_id");
+        row.remove("time_created");
+        e.extra = row;
+        e.line = Some(n as u64 + 1);
+        session.push(e);
+        prev = Some(mid);
+    }
+    for (mid, _) in by_message {
+        diags.push(Diagnostic::warning(
+            shown,
+            None,
+            "orphan-part",
+            format!("parts of message {mid}, which is not in the session, were skipped"),
+        ));
+    }
+    Ok(Read {
+        session,
+        diagnostics: diags,
+    })
+}
+
+fn num(v: Option<&Value>) -> u64 {
+    v.and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// Reads OpenCode's `tokens` object.
+pub fn usage_of(tokens: &Value, cost: Option<&Value>) -> Usage {
+    let reasoning = num(tokens.get("reasoning"));
+    let cache = tokens.get("cache");
+    Usage {
+        input: num(tokens.get("input")),
+        output: num(tokens.get("output")) + reasoning,
+        cache_read: num(cache.and_then(|c| c.get("read"))),
+        cache_write: num(cache.and_then(|c| c.get("write"))),
+        reasoning,
+        total: tokens.get("total").and_then(Value::as_u64),
+        cost_usd: cost.and_then(Value::as_f64).filter(|c| *c > 0.0),
+        ..Usage::default()
+    }
+}
+
+fn message(
+    mut data: Map<String, Value>,
+    parts: Vec<Map<String, Value>>,
+    path: &Path,
+    diags: &mut Vec<Diagnostic>,
+) -> Message {
+    let role = match data.get("role").and_then(Value::as_str) {
+        Some(r) => Role::parse(r),
+        None => Role::Custom("unknown".into()),
+    };
+    let mut m = Message::new(role.clone());
+    if role == Role::Assistant {
+        if let Some(t) = data.get("tokens") {
+            m.usage = Some(usage_of(t, data.get("cost")));
+        }
+        m.model = data
+            .get("modelID")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        m.provider = data
+            .get("providerID")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        m.stop_reason = data
+            .get("finish")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if data.get("summary").and_then(Value::as_bool) == Some(true) {
+            m.injected = Some("compact-summary".into());
+        }
+        if let Some(err) = data.get("error") {
+            let name = err.get("name").and_then(Value::as_str).unwrap_or("error");
+            diags.push(Diagnostic::info(
+                path,
+                None,
+                "agent-error",
+                format!("an assistant message ended with {name}"),
+            ));
+        }
+    }
+    let mut kept = Vec::new();
+    for mut p in parts {
+        let t = p
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        match t.as_str() {
+            "text" => {
+                let text = take_str(&mut p, "text");
+                if p.get("synthetic").and_then(Value::as_bool) == Some(true) {
+                    m.injected.get_or_insert_with(|| "synthetic".into());
+                }
+                p.remove("type");
+                let mut b = Block::text(text);
+                b.extra = p;
+                m.content.push(b);
+            }
+            "reasoning" => {
+                let text = take_str(&mut p, "text");
+                p.remove("type");
+                let mut b = Block::thinking(text, None);
+                b.extra = p;
+                m.content.push(b);
+            }
+            "tool" => tool(&mut m, p),
+            "file" => {
+                let mime = p.get("mime").and_then(Value::as_str).map(str::to_string);
+                if mime.as_deref().is_some_and(|t| t.starts_with("image/")) {
+                    let url = p.get("url").and_then(Value::as_str).map(str::to_string);
+                    let mut b = Block {
+                        kind: BlockKind::Image {
+                            media_type: mime,
+                            data: None,
+                            url,
+                        },
+                        extra: Extra::new(),
+                    };
+                    p.remove("mime");
+                    p.remove("url");
+                    p.remove("type");
+                    b.extra = p;
+                    m.content.push(b);
+                } else {
+                    m.content.push(Block {
+                        kind: BlockKind::Other {
+                            value: Value::Object(p),
+                        },
+                        extra: Extra::new(),
+                    });
+                }
+            }
+            _ if KEPT_PARTS.contains(&t.as_str()) => kept.push(Value::Object(p)),
+            _ => m.content.push(Block {
+                kind: BlockKind::Other {
+                    value: Value::Object(p),
+                },
+                extra: Extra::new(),
+            }),
+        }
+    }
+    if !kept.is_empty() {
+        data.insert("parts".into(), Value::Array(kept));
+    }
+    m.extra = data;
+    m
+}
+
+fn take_str(p: &mut Map<String, Value>, k: &str) -> String {
+    match p.remove(k) {
+        Some(Value::String(s)) => s,
+        Some(other) => {
+            p.insert(k.to_string(), other);
+            String::new()
+        }
+        None => String::new(),
+    }
+}
+
+/// A tool part: the call, then its result when it has one.
+fn tool(m: &mut Message, mut p: Map<String, Value>) {
+    let call_id = match p.remove("callID") {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    };
+    let name = take_str(&mut p, "tool");
+    let mut state = match p.remove("state") {
+        Some(Value::Object(s)) => s,
+        Some(other) => {
+            p.insert("state".into(), other);
+            Map::new()
+        }
+        None => Map::new(),
+    };
+    let input = state.remove("input").unwrap_or(Value::Null);
+    let status = state.get("status").and_then(Value::as_str).unwrap_or("");
+    let result = match status {
+        "completed" => Some((take_str(&mut state, "output"), false)),
+        "error" => Some((take_str(&mut state, "error"), true)),
+        _ => None,
+    };
+    p.remove("type");
+    p.insert("state".into(), Value::Object(state));
+    let mut call = Block::tool_call(call_id.clone(), name, input);
+    call.extra = p;
+    m.content.push(call);
+    if let Some((text, is_error)) = result {
+        m.content.push(Block::tool_result(
+            call_id,
+            vec![Block::text(text)],
+            is_error,
+        ));
+    }
+}

@@ -1,0 +1,379 @@
+//! Readers of the agents added beyond the first five, checked against files
+//! their real CLIs wrote (see `tests/fixtures/PROVENANCE.md`): every turn,
+//! tool call, thinking block and usage figure is read, and files that are
+//! records round-trip exactly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use agentlog_formats::{registry, Format};
+use agentlog_model::{BlockKind, EntryKind, Role, Session};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures")).join(rel)
+}
+
+fn shared(rel: &str) -> PathBuf {
+    Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/fixtures/native"
+    ))
+    .join(rel)
+}
+
+fn json_lines(bytes: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or(Value::String(l.to_string())))
+        .collect()
+}
+
+/// Reads `path` as `format`, writes it back and checks the lines are the
+/// same JSON values.
+fn round_trips(format: &dyn Format, path: &Path) -> Session {
+    let read = format.read_path(path).unwrap();
+    let mut out = Vec::new();
+    let fidelity = format.write(&read.session, &mut out).unwrap();
+    assert!(fidelity.is_lossless(), "{}: {fidelity:?}", path.display());
+    let original = std::fs::read(path).unwrap();
+    let (a, b) = (json_lines(&original), json_lines(&out));
+    assert_eq!(a.len(), b.len(), "{}", path.display());
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert_eq!(x, y, "{} line {}", path.display(), i + 1);
+    }
+    read.session
+}
+
+fn messages<'a>(s: &'a Session, role: &Role) -> Vec<&'a agentlog_model::Message> {
+    s.entries
+        .iter()
+        .filter_map(|e| e.message())
+        .filter(|m| &m.role == role)
+        .collect()
+}
+
+fn tool_calls(s: &Session) -> Vec<(String, String)> {
+    s.entries
+        .iter()
+        .filter_map(|e| e.message())
+        .flat_map(|m| m.content.iter())
+        .filter_map(|b| match &b.kind {
+            BlockKind::ToolCall { id, name, .. } => {
+                Some((id.clone().unwrap_or_default(), name.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn results(s: &Session) -> Vec<(String, String)> {
+    s.entries
+        .iter()
+        .filter_map(|e| e.message())
+        .flat_map(|m| m.content.iter())
+        .filter_map(|b| match &b.kind {
+            BlockKind::ToolResult { tool_call_id, .. } => Some((
+                tool_call_id.clone().unwrap_or_default(),
+                b.plain_text().unwrap_or_default(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+fn has_thinking(s: &Session, text: &str) -> bool {
+    s.entries
+        .iter()
+        .filter_map(|e| e.message())
+        .flat_map(|m| m.content.iter())
+        .any(|b| matches!(&b.kind, BlockKind::Thinking { text: t, .. } if t == text))
+}
+
+// ---- GitHub Copilot CLI ----
+
+const COPILOT_SESSION: &str =
+    "copilot/1.0.102/session-state/b034d159-7f8a-4e2f-b736-4b964fdc4bb1/events.jsonl";
+
+#[test]
+fn copilot_real_file_reads_every_turn_call_and_usage() {
+    let path = fixture(COPILOT_SESSION);
+    assert_eq!(registry::detect(&path).unwrap().name(), "copilot");
+    let s = round_trips(registry::by_name("copilot").unwrap(), &path);
+    assert_eq!(s.meta.id, "b034d159-7f8a-4e2f-b736-4b964fdc4bb1");
+    assert_eq!(s.meta.agent_version.as_deref(), Some("1.0.102"));
+    assert_eq!(s.meta.cwd.as_deref(), Some("/tmp/agmock/cp1/proj"));
+    assert_eq!(s.meta.title.as_deref(), Some("What files are here?"));
+    let users: Vec<String> = messages(&s, &Role::User)
+        .iter()
+        .map(|m| m.content[0].plain_text().unwrap())
+        .collect();
+    assert_eq!(users, ["What files are here?", "And now?"]);
+    let assistants = messages(&s, &Role::Assistant);
+    assert_eq!(assistants.len(), 3);
+    assert!(has_thinking(&s, "I should check the files."));
+    assert_eq!(tool_calls(&s), [("call_1".to_string(), "bash".to_string())]);
+    let r = results(&s);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].0, "call_1");
+    assert!(r[0].1.starts_with("README\n"));
+    // Three model calls: 101/102/103 prompt tokens with 10 cached each,
+    // 20 output of which 5 reasoning (what the mock server answered).
+    let total = s.total_usage();
+    assert_eq!(total.input, 306 - 30);
+    assert_eq!(total.cache_read, 30);
+    assert_eq!(total.output, 60);
+    assert_eq!(total.reasoning, 15);
+    let texts: Vec<String> = assistants
+        .iter()
+        .filter_map(|m| {
+            m.content.iter().find_map(|b| match &b.kind {
+                BlockKind::Text { text } => Some(text.clone()),
+                _ => None,
+            })
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        ["There is a README.", "Second turn answer from mock."]
+    );
+}
+
+#[test]
+fn copilot_public_samples_round_trip() {
+    let f = registry::by_name("copilot").unwrap();
+    for rel in [
+        "secondary/copilot-cli/vct-copilot.jsonl",
+        "secondary/copilot-cli/as-stage0-small.jsonl",
+        "secondary/copilot-cli/session-state/aaaabbbb-1111-2222-3333-ccccddddeeee/events.jsonl",
+    ] {
+        let path = shared(rel);
+        assert_eq!(registry::detect(&path).unwrap().name(), "copilot", "{rel}");
+        let s = round_trips(f, &path);
+        assert!(!messages(&s, &Role::User).is_empty(), "{rel}");
+    }
+    // The real 1.0.34 session: 11 tool requests, each with its result, and
+    // 13 completions (two for calls its answers do not list).
+    let s = f
+        .read_path(&shared("secondary/copilot-cli/vct-copilot.jsonl"))
+        .unwrap()
+        .session;
+    assert_eq!(s.meta.agent_version.as_deref(), Some("1.0.34"));
+    let calls = tool_calls(&s);
+    assert_eq!(calls.len(), 11);
+    let res = results(&s);
+    assert_eq!(res.len(), 13);
+    for (id, _) in &calls {
+        assert!(res.iter().any(|(r, _)| r == id), "no result for {id}");
+    }
+    assert!(s.total_usage().output > 0);
+}
+
+#[test]
+fn copilot_unknown_and_broken_lines_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let text = concat!(
+        r#"{"type":"session.start","data":{"sessionId":"s1","copilotVersion":"9.9.9","context":{"cwd":"/w"}},"id":"a","timestamp":"2026-01-01T00:00:00Z","parentId":null}"#,
+        "\n",
+        r#"{"type":"future.thing","data":{"x":1},"id":"b","timestamp":"2026-01-01T00:00:01Z","parentId":"a","newField":true}"#,
+        "\n",
+        r#"{"type":"user.message","data":{"content":"<b>hi</b>\u001b[31m"},"id":"b","parentId":"a"}"#,
+        "\n",
+        r#"[1,2,3]"#,
+        "\n",
+        r#"{"data":"not an object","id":"c"}"#,
+        "\n",
+    );
+    std::fs::write(&path, text).unwrap();
+    let f = registry::by_name("copilot").unwrap();
+    let s = round_trips(f, &path);
+    assert_eq!(s.meta.id, "s1");
+    // The repeated id `b` gets a line id; nothing is dropped.
+    assert_eq!(s.entries.len(), 5);
+    assert_eq!(s.entries[2].id, "L3");
+    assert!(matches!(s.entries[3].kind, EntryKind::Unknown { .. }));
+}
+
+// ---- OpenCode ----
+
+/// Copies the fixture database (and its WAL) into a fresh directory, as the
+/// agent left it: SQLite needs to write the shared-memory index beside it.
+fn opencode_copy(version: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["opencode.db", "opencode.db-wal"] {
+        std::fs::copy(
+            fixture(&format!("opencode/{version}/{f}")),
+            dir.path().join(f),
+        )
+        .unwrap();
+    }
+    let db = dir.path().join("opencode.db");
+    (dir, db)
+}
+
+#[test]
+fn opencode_real_database_lists_and_reads_both_sessions() {
+    let (dir, db) = opencode_copy("1.18.33");
+    let f = registry::by_name("opencode").unwrap();
+    let mut env = agentlog_formats::discover::DiscoverEnv::with_home(dir.path());
+    env.vars
+        .insert("OPENCODE_DATA_DIR".into(), dir.path().display().to_string());
+    let found = f.discover(&env);
+    assert_eq!(found.len(), 2, "{found:?}");
+    for p in &found {
+        assert_eq!(registry::detect(p).unwrap().name(), "opencode");
+    }
+    let parent = agentlog_formats::member::member_path(&db, "ses_df5decaf8ffeAqX67SjvHMne1P");
+    let s = f.read_path(&parent).unwrap().session;
+    assert_eq!(s.meta.agent_version.as_deref(), Some("1.18.33"));
+    assert_eq!(s.meta.cwd.as_deref(), Some("/tmp/agmock/oc2/proj"));
+    assert_eq!(s.meta.title.as_deref(), Some("Mock title"));
+    let users: Vec<String> = messages(&s, &Role::User)
+        .iter()
+        .map(|m| m.content[0].plain_text().unwrap())
+        .collect();
+    assert_eq!(
+        users,
+        [
+            "\"What files are here?\"",
+            "\"Ask a subagent to count them\""
+        ]
+    );
+    assert_eq!(messages(&s, &Role::Assistant).len(), 4);
+    assert!(has_thinking(&s, "The user wants a listing; I will run ls."));
+    assert_eq!(
+        tool_calls(&s),
+        [
+            ("call_1".to_string(), "bash".to_string()),
+            ("call_3".to_string(), "task".to_string())
+        ]
+    );
+    let r = results(&s);
+    assert_eq!(r[0], ("call_1".to_string(), "opencode.json\n".to_string()));
+    assert!(r[1].1.contains("ses_df5de65a0ffeqHrm9IYOzUiHuc"));
+    // Four model calls: prompt 101+n with 10 cached, 20 out with 5 reasoning.
+    let u = s.total_usage();
+    assert_eq!(u.input, 91 + 92 + 93 + 95);
+    assert_eq!(u.cache_read, 40);
+    assert_eq!(u.output, 80);
+    assert_eq!(u.reasoning, 20);
+    // The subagent is a session of its own naming its parent.
+    let child = agentlog_formats::member::member_path(&db, "ses_df5de65a0ffeqHrm9IYOzUiHuc");
+    let c = f.read_path(&child).unwrap().session;
+    assert_eq!(
+        c.meta.parent_session.as_deref(),
+        Some("ses_df5decaf8ffeAqX67SjvHMne1P")
+    );
+    assert_eq!(
+        messages(&c, &Role::User)[0].content[0]
+            .plain_text()
+            .unwrap(),
+        "Count the files in the project"
+    );
+    // The database alone is ambiguous: the error says how to name one.
+    let err = f.read_path(&db).unwrap_err().to_string();
+    assert!(err.contains("holds 2 sessions"), "{err}");
+    // A missing session is an error naming it.
+    let err = f
+        .read_path(&agentlog_formats::member::member_path(&db, "ses_nope"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("ses_nope"), "{err}");
+}
+
+#[test]
+fn opencode_corrupt_database_is_an_error_not_a_panic() {
+    let (_dir, db) = opencode_copy("1.18.33");
+    let f = registry::by_name("opencode").unwrap();
+    let mut bytes = std::fs::read(&db).unwrap();
+    for i in (100..bytes.len()).step_by(97) {
+        bytes[i] ^= 0x5a;
+    }
+    std::fs::write(&db, &bytes).unwrap();
+    let _ = f.read_path(&agentlog_formats::member::member_path(
+        &db,
+        "ses_df5decaf8ffeAqX67SjvHMne1P",
+    ));
+    let _ = f.discover(&agentlog_formats::discover::DiscoverEnv::with_home(
+        db.parent().unwrap(),
+    ));
+    let _ = f.read_bytes(&db, b"SQLite format 3\0garbage");
+}
+
+#[test]
+fn kilo_real_database_reads_with_the_opencode_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["kilo.db", "kilo.db-wal"] {
+        std::fs::copy(fixture(&format!("kilo/7.7.7/{f}")), dir.path().join(f)).unwrap();
+    }
+    let f = registry::by_name("kilo").unwrap();
+    let mut env = agentlog_formats::discover::DiscoverEnv::with_home(dir.path());
+    env.vars.insert(
+        "XDG_DATA_HOME".into(),
+        dir.path().parent().unwrap().display().to_string(),
+    );
+    env.vars
+        .insert("KILO_DATA_DIR".into(), dir.path().display().to_string());
+    let found = f.discover(&env);
+    assert_eq!(found.len(), 2, "{found:?}");
+    // The opencode format does not claim Kilo's database.
+    assert_eq!(registry::detect(&found[0]).unwrap().name(), "kilo");
+    let reads: Vec<_> = found.iter().map(|p| f.read_path(p).unwrap()).collect();
+    let parent = reads
+        .iter()
+        .find(|r| r.session.meta.parent_session.is_none())
+        .unwrap();
+    let s = &parent.session;
+    assert_eq!(s.meta.agent_version.as_deref(), Some("7.7.7"));
+    assert_eq!(s.meta.agent.as_str(), "kilo");
+    assert!(has_thinking(s, "The user wants a listing; I will run ls."));
+    let calls: Vec<String> = tool_calls(s).into_iter().map(|(_, n)| n).collect();
+    assert_eq!(calls, ["bash", "task"]);
+    assert_eq!(results(s).len(), 2);
+    assert_eq!(s.total_usage().output, 80);
+    // Everything Kilo 7.7.7 wrote is known to the reader.
+    for r in &reads {
+        assert_eq!(f.drift(r), vec![], "{:?}", r.session.meta.id);
+    }
+}
+
+#[test]
+fn opencode_drift_names_unknown_part_types_and_fields() {
+    let (_dir, db) = opencode_copy("1.18.33");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute(
+            "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) \
+             SELECT 'prt_zzz', message_id, session_id, time_created, time_updated, \
+             '{\"type\":\"hologram\",\"beam\":1}' FROM part LIMIT 1",
+            [],
+        )
+        .unwrap();
+        c.execute(
+            "UPDATE message SET data = json_set(data, '$.mood', 'calm') WHERE data LIKE '%\"role\":\"user\"%'",
+            [],
+        )
+        .unwrap();
+    }
+    let f = registry::by_name("opencode").unwrap();
+    let mut names: Vec<(String, u64)> = Vec::new();
+    for p in f.discover(&agentlog_formats::discover::DiscoverEnv {
+        roots: [("opencode".to_string(), vec![db.clone()])].into(),
+        ..Default::default()
+    }) {
+        let r = f.read_path(&p).unwrap();
+        for d in f.drift(&r) {
+            match names.iter_mut().find(|(n, _)| *n == d.name) {
+                Some(n) => n.1 += d.count,
+                None => names.push((d.name, d.count)),
+            }
+        }
+    }
+    // Two prompts in the parent session, one in the subagent's.
+    assert!(
+        names.contains(&("message.user.mood".to_string(), 3)),
+        "{names:?}"
+    );
+    assert!(names.iter().any(|(n, _)| n == "part.hologram"), "{names:?}");
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs the real agent CLIs whose session files agentlog reads beyond the
+# first five (OpenCode, Qwen Code, GitHub Copilot CLI, Kilo Code, Continue,
+# Cline from npm; Aider, Mistral Vibe from PyPI), each pinned, each into its
+# own directory target/agents/<name>, so the conformance tests can run them
+# against the loopback mock model server. Idempotent: an installed CLI is
+# skipped. Usage: install-more-agent-clis.sh [NAME...] (default: all).
+# A CLI that cannot be installed is reported on stderr; the script goes on
+# and exits 1 at the end if any failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD/target/agents"
+mkdir -p "$root" || exit 1
+
+# name|kind|package spec|file that proves the install
+clis=(
+  "opencode|npm|opencode-ai@1.18.33|node_modules/.bin/opencode"
+  "qwen|npm|@qwen-code/qwen-code@0.24.4 node@22|node_modules/.bin/qwen"
+  "copilot|npm|@github/copilot@1.0.102|node_modules/.bin/copilot"
+  "kilo|npm|@kilocode/cli@7.7.7|node_modules/.bin/kilo"
+  "continue|npm|@continuedev/cli@1.5.47|node_modules/.bin/cn"
+  "cline|npm|cline@3.0.65|node_modules/.bin/cline"
+  "aider|pypi|aider-chat==0.86.2|venv/bin/aider"
+  "vibe|pypi|mistral-vibe==3.0.3|venv/bin/vibe"
+)
+
+want=("$@")
+failed=0
+for spec in "${clis[@]}"; do
+  IFS='|' read -r name kind pkgs proof <<<"$spec"
+  if [ ${#want[@]} -gt 0 ] && [[ " ${want[*]} " != *" $name "* ]]; then
+    continue
+  fi
+  dir="$root/$name"
+  [ -e "$dir/$proof" ] && continue
+  mkdir -p "$dir" || { failed=1; continue; }
+  echo "installing $name ($pkgs) into $dir" >&2
+  case $kind in
+    npm)
+      command -v npm >/dev/null 2>&1 || { echo "npm is not available for $name" >&2; failed=1; continue; }
+      [ -e "$dir/package.json" ] || echo "{\"name\":\"agentlog-$name\",\"private\":true}" > "$dir/package.json"
+      # shellcheck disable=SC2086
+      (cd "$dir" && timeout 600 npm install --no-audit --no-fund --silent $pkgs) \
+        || { echo "npm could not install $pkgs" >&2; failed=1; continue; }
+      ;;
+    pypi)
+      command -v python3 >/dev/null 2>&1 || { echo "python3 is not available for $name" >&2; failed=1; continue; }
+      if [ ! -x "$dir/venv/bin/pip" ]; then
+        python3 -m venv "$dir/venv" || { echo "python3 -m venv failed for $name" >&2; failed=1; continue; }
+      fi
+      # shellcheck disable=SC2086
+      timeout 900 "$dir/venv/bin/pip" install -q --disable-pip-version-check $pkgs \
+        || { echo "pip could not install $pkgs" >&2; failed=1; continue; }
+      ;;
+  esac
+  [ -e "$dir/$proof" ] || { echo "$name installed but $proof is missing" >&2; failed=1; }
+done
+exit $failed
