@@ -47,6 +47,7 @@ pub mod jido;
 pub mod json;
 pub mod opencode;
 pub mod pi;
+pub mod qwen;
 pub mod specstory;
 
 pub use diag::{Diagnostic, Severity};

@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// Every format, in the order detection prefers them on a tie.
 pub fn all() -> &'static [&'static dyn Format] {
-    static ALL: [&dyn Format; 13] = [
+    static ALL: [&dyn Format; 14] = [
         &crate::pi::FORMAT,
         &crate::claude::FORMAT,
         &crate::codex::FORMAT,
@@ -16,6 +16,7 @@ pub fn all() -> &'static [&'static dyn Format] {
         &crate::copilot::FORMAT,
         &crate::opencode::FORMAT,
         &crate::opencode::KILO,
+        &crate::qwen::FORMAT,
         &crate::codelia::FORMAT,
         &crate::jido::FORMAT,
         &crate::specstory::FORMAT,

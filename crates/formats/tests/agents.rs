@@ -377,3 +377,72 @@ fn opencode_drift_names_unknown_part_types_and_fields() {
     );
     assert!(names.iter().any(|(n, _)| n == "part.hologram"), "{names:?}");
 }
+
+// ---- Qwen Code ----
+
+const QWEN_SESSION: &str =
+    "qwen/0.24.4/projects/-tmp-agmock-qw1-proj/chats/feb0a428-4ff4-43a5-9a2b-f15eacffa88d.jsonl";
+
+#[test]
+fn qwen_real_file_reads_every_turn_call_and_usage() {
+    let path = fixture(QWEN_SESSION);
+    assert_eq!(registry::detect(&path).unwrap().name(), "qwen");
+    let f = registry::by_name("qwen").unwrap();
+    let s = round_trips(f, &path);
+    assert_eq!(s.meta.id, "feb0a428-4ff4-43a5-9a2b-f15eacffa88d");
+    assert_eq!(s.meta.agent_version.as_deref(), Some("0.24.4"));
+    assert_eq!(s.meta.cwd.as_deref(), Some("/tmp/agmock/qw1/proj"));
+    let users: Vec<String> = messages(&s, &Role::User)
+        .iter()
+        .map(|m| m.content[0].plain_text().unwrap())
+        .collect();
+    assert_eq!(users, ["What files are here?", "And now?"]);
+    assert!(has_thinking(&s, "Let me look at the files."));
+    assert_eq!(tool_calls(&s), [("call_1".to_string(), "run_shell_command".to_string())]);
+    let r = results(&s);
+    assert_eq!(r.len(), 1);
+    assert!(r[0].1.starts_with("Command: ls\n"), "{r:?}");
+    let tools = messages(&s, &Role::Tool);
+    assert_eq!(tools[0].tool_name.as_deref(), Some("run_shell_command"));
+    assert_eq!(tools[0].is_error, Some(false));
+    // Three answers recorded: 101/102/103 prompt tokens with 10 cached, 20
+    // out (5 of them reasoning, counted in the candidates by this path).
+    let u = s.total_usage();
+    assert_eq!(u.input, 91 + 92 + 93);
+    assert_eq!(u.cache_read, 30);
+    assert_eq!(u.output, 60);
+    assert_eq!(u.reasoning, 15);
+    assert_eq!(f.drift(&f.read_path(&path).unwrap()), vec![]);
+}
+
+#[test]
+fn qwen_other_formats_become_chats_it_resumes() {
+    // A Copilot session written as a Qwen chat keeps the conversation, the
+    // tool call and its result, in order and chained.
+    let cp = registry::by_name("copilot").unwrap();
+    let s = cp.read_path(&fixture(COPILOT_SESSION)).unwrap().session;
+    let q = registry::by_name("qwen").unwrap();
+    let mut out = Vec::new();
+    q.write(&s, &mut out).unwrap();
+    let lines = json_lines(&out);
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["user", "assistant", "tool_result", "assistant", "user", "assistant"]);
+    for w in lines.windows(2) {
+        assert_eq!(w[1]["parentUuid"], w[0]["uuid"]);
+    }
+    assert_eq!(lines[1]["message"]["parts"][1]["functionCall"]["name"], "bash");
+    assert_eq!(lines[2]["toolCallResult"]["callId"], "call_1");
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.jsonl");
+    std::fs::write(&p, &out).unwrap();
+    let back = q.read_path(&p).unwrap().session;
+    assert_eq!(tool_calls(&back), tool_calls(&s));
+    assert_eq!(back.total_usage().output, s.total_usage().output);
+    let env = agentlog_formats::discover::DiscoverEnv::with_home("/home/u");
+    let plan = q.resume_plan(&s, &env).unwrap();
+    assert_eq!(
+        plan.path,
+        Path::new("/home/u/.qwen/projects/-tmp-agmock-cp1-proj/chats/b034d159-7f8a-4e2f-b736-4b964fdc4bb1.jsonl")
+    );
+    assert_eq!(plan.command, "cd /tmp/agmock/cp1/proj && qwen --resume b034d159-7f8a-4e2f-b736-4b964fdc4bb1");
+}
