@@ -398,7 +398,10 @@ fn qwen_real_file_reads_every_turn_call_and_usage() {
         .collect();
     assert_eq!(users, ["What files are here?", "And now?"]);
     assert!(has_thinking(&s, "Let me look at the files."));
-    assert_eq!(tool_calls(&s), [("call_1".to_string(), "run_shell_command".to_string())]);
+    assert_eq!(
+        tool_calls(&s),
+        [("call_1".to_string(), "run_shell_command".to_string())]
+    );
     let r = results(&s);
     assert_eq!(r.len(), 1);
     assert!(r[0].1.starts_with("Command: ls\n"), "{r:?}");
@@ -426,11 +429,24 @@ fn qwen_other_formats_become_chats_it_resumes() {
     q.write(&s, &mut out).unwrap();
     let lines = json_lines(&out);
     let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
-    assert_eq!(types, ["user", "assistant", "tool_result", "assistant", "user", "assistant"]);
+    assert_eq!(
+        types,
+        [
+            "user",
+            "assistant",
+            "tool_result",
+            "assistant",
+            "user",
+            "assistant"
+        ]
+    );
     for w in lines.windows(2) {
         assert_eq!(w[1]["parentUuid"], w[0]["uuid"]);
     }
-    assert_eq!(lines[1]["message"]["parts"][1]["functionCall"]["name"], "bash");
+    assert_eq!(
+        lines[1]["message"]["parts"][1]["functionCall"]["name"],
+        "bash"
+    );
     assert_eq!(lines[2]["toolCallResult"]["callId"], "call_1");
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("x.jsonl");
@@ -444,5 +460,8 @@ fn qwen_other_formats_become_chats_it_resumes() {
         plan.path,
         Path::new("/home/u/.qwen/projects/-tmp-agmock-cp1-proj/chats/b034d159-7f8a-4e2f-b736-4b964fdc4bb1.jsonl")
     );
-    assert_eq!(plan.command, "cd /tmp/agmock/cp1/proj && qwen --resume b034d159-7f8a-4e2f-b736-4b964fdc4bb1");
+    assert_eq!(
+        plan.command,
+        "cd /tmp/agmock/cp1/proj && qwen --resume b034d159-7f8a-4e2f-b736-4b964fdc4bb1"
+    );
 }

@@ -176,7 +176,9 @@ fn record(
     let typ = obj.get("type").and_then(Value::as_str).map(str::to_string);
     let kind = match typ.as_deref() {
         Some("user" | "assistant" | "tool_result")
-            if obj.get("message").is_some_and(|m| m.get("parts").is_some_and(Value::is_array)) =>
+            if obj
+                .get("message")
+                .is_some_and(|m| m.get("parts").is_some_and(Value::is_array)) =>
         {
             let t = typ.clone().unwrap_or_default();
             obj.remove("type");
@@ -301,9 +303,7 @@ fn message(t: &str, mut msg: Map<String, Value>, rec: &mut Map<String, Value>) -
     }
     if t == "tool_result" {
         let result = rec.get("toolCallResult");
-        let status = result
-            .and_then(|r| r.get("status"))
-            .and_then(Value::as_str);
+        let status = result.and_then(|r| r.get("status")).and_then(Value::as_str);
         m.is_error = status.map(|s| s != "success");
         m.tool_call_id = result
             .and_then(|r| r.get("callId"))
@@ -358,9 +358,9 @@ fn part(p: Value) -> Block {
         b.extra = p;
         return b;
     }
-    if p.get("functionCall")
-        .is_some_and(|c| only_keys(c, &["id", "name", "args"]) && c.get("name").is_some_and(Value::is_string))
-    {
+    if p.get("functionCall").is_some_and(|c| {
+        only_keys(c, &["id", "name", "args"]) && c.get("name").is_some_and(Value::is_string)
+    }) {
         let Some(Value::Object(mut c)) = p.remove("functionCall") else {
             return other(Value::Object(p));
         };
@@ -387,7 +387,13 @@ fn part(p: Value) -> Block {
             Some(Value::Object(o))
                 if o.len() == 1 && o.get("output").is_some_and(Value::is_string) =>
             {
-                (o.get("output").and_then(Value::as_str).unwrap_or("").to_string(), false)
+                (
+                    o.get("output")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    false,
+                )
             }
             Some(v) => (v.to_string(), true),
             None => (String::new(), false),
@@ -404,7 +410,10 @@ fn part(p: Value) -> Block {
     }
     if let Some(Value::Object(d)) = p.get("inlineData") {
         if only_keys(&Value::Object(d.clone()), &["mimeType", "data"]) {
-            let media_type = d.get("mimeType").and_then(Value::as_str).map(str::to_string);
+            let media_type = d
+                .get("mimeType")
+                .and_then(Value::as_str)
+                .map(str::to_string);
             let data = d.get("data").and_then(Value::as_str).map(str::to_string);
             p.remove("inlineData");
             return Block {
@@ -437,7 +446,11 @@ pub(super) fn drift(read: &Read) -> Vec<crate::drift::Drift> {
             ),
             EntryKind::Event { event_type, .. } => {
                 if !KNOWN_SUBTYPES.contains(&event_type.as_str()) {
-                    t.add(DriftKind::RecordType, &format!("system.{event_type}"), e.line);
+                    t.add(
+                        DriftKind::RecordType,
+                        &format!("system.{event_type}"),
+                        e.line,
+                    );
                 }
                 ("system", None)
             }

@@ -172,22 +172,26 @@ fn foreign_lines(session: &Session, fidelity: &mut Fidelity) -> Vec<Value> {
     let mut lines = Vec::new();
     let mut last: Option<String> = None;
     let mut n = 0u64;
-    let mut push = |lines: &mut Vec<Value>, t: &str, ts: Option<&Timestamp>, body: Map<String, Value>| {
-        n += 1;
-        let id = crate::ids::stable_uuid(&format!("{sid}:{n}")).to_string();
-        let ts = ts.map_or_else(Timestamp::now, |t| Timestamp::Text(t.to_rfc3339()));
-        let mut obj = Map::new();
-        obj.insert("uuid".into(), id.clone().into());
-        obj.insert("parentUuid".into(), last.clone().map_or(Value::Null, Value::String));
-        obj.insert("sessionId".into(), sid.clone().into());
-        obj.insert("timestamp".into(), timestamp_value(&ts));
-        obj.insert("type".into(), t.into());
-        obj.insert("cwd".into(), cwd.clone().into());
-        obj.insert("version".into(), WRITTEN_VERSION.into());
-        obj.extend(body);
-        lines.push(Value::Object(obj));
-        last = Some(id);
-    };
+    let mut push =
+        |lines: &mut Vec<Value>, t: &str, ts: Option<&Timestamp>, body: Map<String, Value>| {
+            n += 1;
+            let id = crate::ids::stable_uuid(&format!("{sid}:{n}")).to_string();
+            let ts = ts.map_or_else(Timestamp::now, |t| Timestamp::Text(t.to_rfc3339()));
+            let mut obj = Map::new();
+            obj.insert("uuid".into(), id.clone().into());
+            obj.insert(
+                "parentUuid".into(),
+                last.clone().map_or(Value::Null, Value::String),
+            );
+            obj.insert("sessionId".into(), sid.clone().into());
+            obj.insert("timestamp".into(), timestamp_value(&ts));
+            obj.insert("type".into(), t.into());
+            obj.insert("cwd".into(), cwd.clone().into());
+            obj.insert("version".into(), WRITTEN_VERSION.into());
+            obj.extend(body);
+            lines.push(Value::Object(obj));
+            last = Some(id);
+        };
     for e in session.active_branch() {
         let ts = e.timestamp.as_ref();
         let EntryKind::Message(m) = &e.kind else {
