@@ -16,4 +16,5 @@ fi
 bash scripts/install-agent-clis.sh >/dev/null \
   || echo "warning: some agent CLIs could not be installed; the harness tests fail in CI and skip elsewhere" >&2
 bash "$(dirname "$0")/install-chromium.sh"
+bash "$(dirname "$0")/install-ccusage.sh" >/dev/null || echo "warning: ccusage could not be installed; the token comparison test will fail under CI" >&2
 exit 0

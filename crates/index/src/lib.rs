@@ -52,7 +52,7 @@ pub use page::{Facet, PageParams, SessionPage, SortBy};
 pub use query::to_fts;
 pub use schema::SCHEMA_VERSION;
 pub use search::{Hit, Mark, SearchParams, Segment};
-pub use stats::{GroupBy, StatRow, Stats, StatsParams};
+pub use stats::{ExplainRow, GroupBy, PriceUsed, StatRow, Stats, StatsParams};
 pub use update::{Plan, Progress, UpdateReport};
 
 use error::SqlContext;

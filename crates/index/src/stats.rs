@@ -121,7 +121,129 @@ pub struct Stats {
     pub total: StatRow,
 }
 
+/// The usage rows counted: each response once (a response id seen in
+/// several files counts at its first row), within the time range `?1`..`?2`.
+const COUNTED: &str = "(u.response_id IS NULL
+                    OR u.id = (SELECT min(id) FROM usage WHERE response_id = u.response_id))
+               AND (?1 IS NULL OR u.ts_ms >= ?1)
+               AND (?2 IS NULL OR u.ts_ms < ?2)";
+
+/// Which price a counted response was costed with.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PriceUsed {
+    /// The cost the session file recorded.
+    Recorded,
+    /// A row of the price list (its name).
+    List(String),
+    /// No price: the model is not in the list (or not known).
+    Unknown,
+}
+
+/// One counted model response, with its tokens and the price used: what
+/// `agentlog stats --explain` lists so that a total can be audited.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ExplainRow {
+    /// The session id.
+    pub session_id: String,
+    /// The agent.
+    pub agent: String,
+    /// The session file.
+    pub path: String,
+    /// The entry that carries the usage.
+    pub entry_id: String,
+    /// Its line in the file.
+    pub line: Option<u64>,
+    /// Its time, ms since the epoch.
+    pub ts_ms: Option<i64>,
+    /// The model, when known.
+    pub model: Option<String>,
+    /// Input tokens not from cache.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Input tokens read from cache.
+    pub cache_read: u64,
+    /// Input tokens written to cache.
+    pub cache_write: u64,
+    /// Reasoning tokens (part of `output`).
+    pub reasoning: u64,
+    /// The price used.
+    pub price: PriceUsed,
+    /// The cost in US dollars, when known.
+    pub cost_usd: Option<f64>,
+}
+
 impl Index {
+    /// Lists every response [`Index::stats`] counts with the same
+    /// parameters (grouping aside), oldest first, with its tokens, the price
+    /// row used and its cost.
+    pub fn explain(&self, p: &StatsParams) -> Result<Vec<ExplainRow>, IndexError> {
+        let projects = if p.projects.is_empty() {
+            None
+        } else {
+            Some(self.projects_matching(&p.projects)?)
+        };
+        let sql = format!(
+            "SELECT s.session_id, s.agent, s.path, s.project, u.entry_id, u.line, u.ts_ms, u.model,
+                    u.input, u.output, u.cache_read, u.cache_write, u.reasoning, u.cost_usd
+             FROM usage u JOIN sessions s ON s.id = u.session
+             WHERE {COUNTED}
+             ORDER BY u.ts_ms, u.id"
+        );
+        let mut stmt = self.conn.prepare(&sql).at(&self.path)?;
+        let rows = stmt
+            .query_map(rusqlite::params![p.since_ms, p.until_ms], |r| {
+                let n = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0) as u64);
+                Ok((
+                    r.get::<_, Option<String>>(3)?,
+                    ExplainRow {
+                        session_id: r.get(0)?,
+                        agent: r.get(1)?,
+                        path: r.get(2)?,
+                        entry_id: r.get(4)?,
+                        line: r.get::<_, Option<i64>>(5)?.map(|l| l.max(0) as u64),
+                        ts_ms: r.get(6)?,
+                        model: r.get(7)?,
+                        input: n(8)?,
+                        output: n(9)?,
+                        cache_read: n(10)?,
+                        cache_write: n(11)?,
+                        reasoning: n(12)?,
+                        price: PriceUsed::Unknown,
+                        cost_usd: r.get(13)?,
+                    },
+                ))
+            })
+            .at(&self.path)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (project, mut e) = row.at(&self.path)?;
+            if !p.agents.is_empty() && !p.agents.iter().any(|a| a.eq_ignore_ascii_case(&e.agent)) {
+                continue;
+            }
+            if let Some(ps) = &projects {
+                if !project.as_ref().is_some_and(|x| ps.contains(x)) {
+                    continue;
+                }
+            }
+            if e.cost_usd.is_some() {
+                e.price = PriceUsed::Recorded;
+            } else if let Some(pr) = e.model.as_deref().and_then(prices::price) {
+                e.cost_usd = Some(prices::cost(
+                    pr,
+                    e.input,
+                    e.output,
+                    e.cache_read,
+                    e.cache_write,
+                ));
+                e.price = PriceUsed::List(pr.model.clone());
+            }
+            out.push(e);
+        }
+        Ok(out)
+    }
+
     /// Counts tokens and cost.
     pub fn stats(&self, p: &StatsParams) -> Result<Stats, IndexError> {
         let projects = if p.projects.is_empty() {
@@ -132,14 +254,13 @@ impl Index {
         let sql = format!(
             "SELECT {key}, u.model, u.cost_usd IS NOT NULL, count(*), sum(u.input), sum(u.output),
                     sum(u.cache_read), sum(u.cache_write), sum(u.reasoning), sum(u.cost_usd),
-                    s.agent, s.project
+                    s.agent, s.project, (u.input + u.cache_read + u.cache_write) > {t}
              FROM usage u JOIN sessions s ON s.id = u.session
-             WHERE (u.response_id IS NULL
-                    OR u.id = (SELECT min(id) FROM usage WHERE response_id = u.response_id))
-               AND (?1 IS NULL OR u.ts_ms >= ?1)
-               AND (?2 IS NULL OR u.ts_ms < ?2)
-             GROUP BY 1, 2, 3, s.agent, s.project",
-            key = p.by.sql()
+             WHERE {counted}
+             GROUP BY 1, 2, 3, s.agent, s.project, 13",
+            key = p.by.sql(),
+            t = prices::TIER_TOKENS,
+            counted = COUNTED,
         );
         let mut stmt = self.conn.prepare(&sql).at(&self.path)?;
         let rows = stmt
@@ -159,12 +280,13 @@ impl Index {
                     r.get::<_, Option<f64>>(9)?,
                     r.get::<_, String>(10)?,
                     r.get::<_, Option<String>>(11)?,
+                    r.get::<_, bool>(12)?,
                 ))
             })
             .at(&self.path)?;
         let mut groups: BTreeMap<String, StatRow> = BTreeMap::new();
         for row in rows {
-            let (key, model, recorded, n, cost, agent, project) = row.at(&self.path)?;
+            let (key, model, recorded, n, cost, agent, project, long) = row.at(&self.path)?;
             if !p.agents.is_empty() && !p.agents.iter().any(|a| a.eq_ignore_ascii_case(&agent)) {
                 continue;
             }
@@ -178,11 +300,9 @@ impl Index {
             let (cost_usd, unpriced) = if recorded {
                 (cost, 0)
             } else {
+                let tokens = [input, output, cache_read, cache_write];
                 match model.as_deref().and_then(prices::price) {
-                    Some(pr) => (
-                        Some(prices::cost(pr, input, output, cache_read, cache_write)),
-                        0,
-                    ),
+                    Some(pr) => (Some(prices::cost_of(pr, tokens, long)), 0),
                     None => (None, responses),
                 }
             };

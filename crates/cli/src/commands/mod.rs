@@ -10,6 +10,7 @@ pub mod formats;
 pub mod index;
 pub mod ls;
 pub mod migrate;
+pub mod prices;
 pub mod resume;
 pub mod search;
 pub mod seed;

@@ -1,17 +1,19 @@
 use crate::commands::index::{refreshed, IndexLocation};
 use crate::out;
 use agentlog_index::time::{now_ms, parse_time};
-use agentlog_index::{GroupBy, StatRow, StatsParams};
+use agentlog_index::{ExplainRow, GroupBy, PriceUsed, StatRow, StatsParams};
 use std::process::ExitCode;
 
 /// Count tokens and estimated cost by day, model, project and agent.
 ///
 /// Every model response is counted once (a response replayed by a forked or
 /// resumed session is not counted again). Input excludes cached tokens,
-/// which are shown apart (cache read, cache write). Cost is estimated from a
-/// price table per model family (see the agentlog-index `prices` module), or
-/// taken from the session when it recorded one; models not in the table are
-/// counted with cost unknown. Days are UTC.
+/// which are shown apart (cache read, cache write). Cost is taken from the
+/// session when it recorded one, else estimated from LiteLLM's public price
+/// list (a dated snapshot is built in; `agentlog prices update` refreshes
+/// it, --prices FILE overrides it); models not in the list are counted with
+/// cost unknown. --explain lists every counted response with its tokens and
+/// the price row used. Days are UTC.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Group by day, model, project or agent.
@@ -30,6 +32,15 @@ pub struct Args {
     /// Only sessions whose project directory contains this text.
     #[arg(long, value_name = "TEXT")]
     pub project: Vec<String>,
+    /// List every counted response (time, session, line, model, tokens, the
+    /// price row used, cost) instead of the totals.
+    #[arg(long)]
+    pub explain: bool,
+    /// Price tokens with this price list (LiteLLM's
+    /// model_prices_and_context_window.json, or a snapshot written by
+    /// `agentlog prices update`).
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<std::path::PathBuf>,
     /// Print the table as JSON.
     #[arg(long)]
     pub json: bool,
@@ -55,14 +66,110 @@ pub fn cmd_stats(args: Args) -> anyhow::Result<ExitCode> {
         agents: args.agent.clone(),
         projects: args.project.clone(),
     };
+    let source = crate::commands::prices::use_prices(args.prices.as_deref())?;
     let index = refreshed(&args.loc)?;
+    if args.explain {
+        let rows = index.explain(&params)?;
+        if args.json {
+            out::print_json(&rows)?;
+        } else {
+            out::print(&explain_table(&rows, &source))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let stats = index.stats(&params)?;
     if args.json {
         out::print_json(&stats)?;
     } else {
-        out::print(&table(&args.by, &stats.rows, &stats.total))?;
+        let mut t = table(&args.by, &stats.rows, &stats.total);
+        t.push_str(&source);
+        t.push('\n');
+        out::print(&t)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn explain_table(rows: &[ExplainRow], source: &str) -> String {
+    let head: Vec<String> = [
+        "time (UTC)",
+        "session",
+        "line",
+        "model",
+        "input",
+        "output",
+        "cache read",
+        "cache write",
+        "price",
+        "cost",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut body = vec![head];
+    let mut total = 0.0;
+    let mut unknown = 0usize;
+    for r in rows {
+        let time = r
+            .ts_ms
+            .and_then(chrono::DateTime::<chrono::Utc>::from_timestamp_millis)
+            .map_or("unknown".to_string(), |t| {
+                t.format("%Y-%m-%d %H:%M:%S").to_string()
+            });
+        let price = match &r.price {
+            PriceUsed::Recorded => "recorded in the file".to_string(),
+            PriceUsed::List(row) => row.clone(),
+            PriceUsed::Unknown => "none".to_string(),
+        };
+        match r.cost_usd {
+            Some(c) => total += c,
+            None => unknown += 1,
+        }
+        body.push(vec![
+            time,
+            r.session_id.chars().take(8).collect(),
+            r.line.map_or("-".to_string(), |l| l.to_string()),
+            sanitize(r.model.as_deref().unwrap_or("unknown")),
+            r.input.to_string(),
+            r.output.to_string(),
+            r.cache_read.to_string(),
+            r.cache_write.to_string(),
+            sanitize(&price),
+            r.cost_usd.map_or("?".to_string(), |c| format!("${c:.6}")),
+        ]);
+    }
+    let widths: Vec<usize> = (0..10)
+        .map(|i| body.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut s = String::new();
+    for r in &body {
+        let cells: Vec<String> = (0..10)
+            .map(|i| {
+                if (4..8).contains(&i) || i == 9 {
+                    format!("{:>w$}", r[i], w = widths[i])
+                } else {
+                    format!("{:<w$}", r[i], w = widths[i])
+                }
+            })
+            .collect();
+        s.push_str(cells.join("  ").trim_end());
+        s.push('\n');
+    }
+    s.push_str(&format!(
+        "{} responses, ${total:.2}{}\n{source}\n",
+        rows.len(),
+        if unknown > 0 {
+            format!(" + {unknown} of unknown cost")
+        } else {
+            String::new()
+        }
+    ));
+    s
+}
+
+/// Model names come from session files: keep escape sequences out of the
+/// terminal.
+fn sanitize(s: &str) -> String {
+    agentlog_formats::render::sanitize::sanitize_line(s).into_owned()
 }
 
 fn cost(r: &StatRow) -> String {
