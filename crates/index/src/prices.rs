@@ -94,6 +94,10 @@ const FIELDS: [&str; 8] = [
     "cache_creation_input_token_cost_above_200k_tokens",
 ];
 
+/// A row offered for a name: (priority, length of the listed name, the
+/// listed name, its fields).
+type Candidate = (u8, usize, String, [Option<f64>; 8]);
+
 /// LiteLLM modes whose rows price chat tokens.
 const MODES: [&str; 3] = ["chat", "responses", "completion"];
 
@@ -227,7 +231,7 @@ impl PriceTable {
         // name -> (priority, length of the listed name, fields): direct rows
         // win over rows found by their base name, shorter listed names
         // (global list price) over longer ones (regional endpoints).
-        let mut best: HashMap<String, (u8, usize, String, [Option<f64>; 8])> = HashMap::new();
+        let mut best: HashMap<String, Candidate> = HashMap::new();
         for (name, row) in obj {
             let Some(row) = row.as_object() else { continue };
             let mode = row.get("mode").and_then(Value::as_str).unwrap_or("");
