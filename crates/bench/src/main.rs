@@ -31,6 +31,30 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Time whole agentlog commands (index, search, ls, incremental
+    /// updates) and the readers on a generated corpus, beside rg,
+    /// fast-resume and agentsview in the same run.
+    E2e {
+        /// Corpus size (100MB, 1GB, 10GB).
+        #[arg(long, default_value = "100MB")]
+        size: String,
+        /// Where corpora and work directories are kept (outside the repo).
+        #[arg(long, default_value = "/var/tmp/agentlog-bench")]
+        dir: PathBuf,
+        /// The agentlog binary to time (default: the one beside this one).
+        #[arg(long)]
+        agentlog: Option<PathBuf>,
+        /// Runs of each search.
+        #[arg(long, default_value_t = 20)]
+        runs: usize,
+        /// Appends in the incremental-update test.
+        #[arg(long, default_value_t = 500)]
+        appends: usize,
+        /// The directory with the peers' commands (default: what
+        /// scripts/install-bench-peers.sh installs, target/peers/venv/bin).
+        #[arg(long)]
+        peers: Option<PathBuf>,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -54,6 +78,56 @@ fn main() -> anyhow::Result<()> {
                 out.display(),
                 started.elapsed().as_secs_f64()
             );
+            Ok(())
+        }
+        Command::E2e {
+            size,
+            dir,
+            agentlog,
+            runs,
+            appends,
+            peers,
+        } => {
+            let bytes = agentlog_bench::parse_size(&size)
+                .ok_or_else(|| anyhow!("--size {size:?}: expected a size like 100MB or 1GB"))?;
+            let exe = std::env::current_exe()?;
+            let beside = exe.with_file_name("agentlog");
+            let agentlog = agentlog.unwrap_or(beside);
+            if !agentlog.exists() {
+                anyhow::bail!(
+                    "{} does not exist: build it (cargo build --release -p agentlog) or pass --agentlog",
+                    agentlog.display()
+                );
+            }
+            let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+            let peers = peers.or_else(|| {
+                let out = std::process::Command::new("bash")
+                    .arg(repo.join("scripts/install-bench-peers.sh"))
+                    .stderr(std::process::Stdio::inherit())
+                    .output()
+                    .ok()?;
+                let p = String::from_utf8(out.stdout).ok()?;
+                let p = p.trim();
+                (out.status.success() && !p.is_empty()).then(|| PathBuf::from(p))
+            });
+            std::fs::create_dir_all(&dir)?;
+            let missed = agentlog_bench::e2e::run_all(&agentlog_bench::e2e::Options {
+                size: bytes,
+                size_text: size,
+                dir,
+                agentlog,
+                runs,
+                appends,
+                peers_bin: peers,
+            })?;
+            if missed.is_empty() {
+                println!("every target met");
+            } else {
+                println!("targets missed:");
+                for m in missed {
+                    println!("  - {m}");
+                }
+            }
             Ok(())
         }
     }

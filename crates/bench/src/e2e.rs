@@ -1,0 +1,593 @@
+//! The end-to-end benchmark: whole `agentlog` commands timed as a user runs
+//! them (process start, freshness check, work, printing), each printed
+//! beside the peers a user would otherwise run, in the same run: `rg`,
+//! agentsview and fast-resume (`scripts/install-bench-peers.sh` installs
+//! them into `target/peers`).
+//!
+//! The corpus is generated on demand outside the repository
+//! (`DIR/<size>-seed11`, with `DIR` default `/var/tmp/agentlog-bench`).
+//! agentlog and each peer get their own HOME (hard-linked copies of the
+//! corpus, so no tool sees another's index). Figures: cold index (time,
+//! MB/s, peak memory, index size against the corpus), search (p50/p99 per
+//! query, against `rg`, fast-resume and agentsview's running server), `ls`,
+//! incremental updates (500 appends to one session, each followed by
+//! `agentlog index`: p50/p99/max and file growth), and reader throughput
+//! per agent on one core. The machine's load (`uptime`) is printed first and
+//! last: figures from a loaded machine say so.
+
+use crate::gen;
+use agentlog_formats::discover::{discover_all, DiscoverEnv};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The seed of every benchmark corpus.
+pub const SEED: u64 = 11;
+
+/// What the benchmark is told.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Corpus size in bytes.
+    pub size: u64,
+    /// The size as written (`100MB`), for directory names.
+    pub size_text: String,
+    /// Where corpora and work directories live (outside the repository).
+    pub dir: PathBuf,
+    /// The `agentlog` binary to time.
+    pub agentlog: PathBuf,
+    /// Runs of each query.
+    pub runs: usize,
+    /// Appends in the incremental test.
+    pub appends: usize,
+    /// The directory holding the peers' commands (`agentsview`, `fr`).
+    pub peers_bin: Option<PathBuf>,
+}
+
+/// The words searched: frequent, rare, identifiers and a phrase.
+const QUERIES: [&str; 8] = [
+    "parser",
+    "refactor",
+    "timeout",
+    "lifetime",
+    "deadlock",
+    "serialize",
+    "webhook",
+    "migration",
+];
+
+fn uptime() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| {
+            let f: Vec<&str> = s.split_whitespace().take(3).collect();
+            format!("load average {}", f.join(", "))
+        })
+        .unwrap_or_else(|_| "load unknown".into())
+}
+
+/// A finished command: wall time, peak memory (MB) and output.
+struct Timed {
+    secs: f64,
+    peak_mb: f64,
+    ok: bool,
+    stderr: String,
+}
+
+fn vm_hwm_kb(pid: u32) -> Option<f64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// Runs `cmd`, polling its peak memory every 10 ms.
+fn run(cmd: &mut Command) -> Timed {
+    let t = Instant::now();
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            return Timed {
+                secs: 0.0,
+                peak_mb: 0.0,
+                ok: false,
+                stderr: format!("could not start {cmd:?}: {e}"),
+            }
+        }
+    };
+    let pid = child.id();
+    let mut out = child.stdout.take();
+    let mut err = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(o) = out.as_mut() {
+            let _ = o.read_to_string(&mut s);
+        }
+        s
+    });
+    let ereader = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(e) = err.as_mut() {
+            let _ = e.read_to_string(&mut s);
+        }
+        s
+    });
+    let mut peak = 0.0f64;
+    let status = loop {
+        if let Some(kb) = vm_hwm_kb(pid) {
+            peak = peak.max(kb);
+        }
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(_) => break None,
+        }
+    };
+    let secs = t.elapsed().as_secs_f64();
+    // The output is drained (so the child never blocks on a full pipe) and
+    // dropped.
+    let _ = reader.join();
+    Timed {
+        secs,
+        peak_mb: peak / 1024.0,
+        ok: status.is_some_and(|s| s.success()),
+        stderr: ereader.join().unwrap_or_default(),
+    }
+}
+
+/// Runs `cmd` without polling (short commands), for its wall time.
+fn time_quick(cmd: &mut Command) -> (f64, bool, String) {
+    let t = Instant::now();
+    let out = cmd.stdin(Stdio::null()).output();
+    let secs = t.elapsed().as_secs_f64();
+    match out {
+        Ok(o) => (
+            secs,
+            o.status.success() || o.status.code() == Some(1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        ),
+        Err(_) => (secs, false, String::new()),
+    }
+}
+
+fn percentile(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let i = ((v.len() - 1) as f64 * p).round() as usize;
+    v[i]
+}
+
+fn dir_bytes(p: &Path) -> u64 {
+    let mut n = 0;
+    if let Ok(rd) = std::fs::read_dir(p) {
+        for e in rd.flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_dir() => n += dir_bytes(&e.path()),
+                Ok(t) if t.is_file() => n += e.metadata().map(|m| m.len()).unwrap_or(0),
+                _ => {}
+            }
+        }
+    }
+    n
+}
+
+/// A HOME for one tool: the corpus hard-linked under `home`, XDG dirs
+/// inside it.
+fn home_for(corpus: &Path, home: &Path) -> std::io::Result<()> {
+    if home.exists() {
+        std::fs::remove_dir_all(home)?;
+    }
+    let st = Command::new("cp")
+        .arg("-al")
+        .arg(corpus)
+        .arg(home)
+        .status()?;
+    if !st.success() {
+        return Err(std::io::Error::other("cp -al failed"));
+    }
+    Ok(())
+}
+
+fn with_home(cmd: &mut Command, home: &Path) {
+    cmd.env("HOME", home)
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_STATE_HOME", home.join(".local/state"))
+        .env("NO_COLOR", "1")
+        .env("TZ", "UTC")
+        .env_remove("AGENTLOG_INDEX")
+        .env_remove("AGENTLOG_CONFIG");
+}
+
+fn agentlog(o: &Options, home: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(&o.agentlog);
+    c.args(args);
+    with_home(&mut c, home);
+    c
+}
+
+fn peer(o: &Options, name: &str) -> Option<PathBuf> {
+    let p = o.peers_bin.as_ref()?.join(name);
+    p.exists().then_some(p)
+}
+
+/// agentsview's server, stopped when dropped.
+struct Server {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> Option<u16> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").ok()?;
+    l.local_addr().ok().map(|a| a.port())
+}
+
+fn http_get(port: u16, path: &str) -> Option<(f64, String)> {
+    let t = Instant::now();
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut body = String::new();
+    s.read_to_string(&mut body).ok()?;
+    Some((t.elapsed().as_secs_f64(), body))
+}
+
+fn ms(s: f64) -> String {
+    format!("{:.1} ms", s * 1000.0)
+}
+
+/// Runs the benchmark and prints its figures; returns the lines of targets
+/// missed.
+pub fn run_all(o: &Options) -> anyhow::Result<Vec<String>> {
+    let mut missed = Vec::new();
+    println!("== agentlog end-to-end benchmark, {} corpus", o.size_text);
+    println!("machine: {} cores, {} (start)", num_cpus(), uptime());
+    let corpus = o.dir.join(format!("{}-seed{SEED}", o.size_text));
+    if !corpus.join(".done").exists() {
+        let t = Instant::now();
+        let _ = std::fs::remove_dir_all(&corpus);
+        let g = gen::generate(&corpus, o.size, SEED)?;
+        std::fs::write(corpus.join(".done"), b"")?;
+        println!(
+            "generated {} sessions, {:.0} MB in {:.1} s at {}",
+            g.files.len(),
+            g.bytes as f64 / 1e6,
+            t.elapsed().as_secs_f64(),
+            corpus.display()
+        );
+    }
+    let corpus_bytes = dir_bytes(&corpus);
+    let mb = corpus_bytes as f64 / 1e6;
+    let work = o.dir.join(format!("{}-work", o.size_text));
+    std::fs::create_dir_all(&work)?;
+
+    // Readers, one core, in this process.
+    readers(&corpus, &mut missed);
+
+    // Cold index.
+    let home = work.join("agentlog");
+    home_for(&corpus, &home)?;
+    let t = run(&mut agentlog(o, &home, &["index"]));
+    if !t.ok {
+        anyhow::bail!("agentlog index failed: {}", t.stderr);
+    }
+    let index_file = home.join(".local/share/agentlog/index.sqlite");
+    let index_bytes = std::fs::metadata(&index_file).map(|m| m.len()).unwrap_or(0)
+        + std::fs::metadata(index_file.with_extension("sqlite-wal"))
+            .map(|m| m.len())
+            .unwrap_or(0);
+    let rate = mb / t.secs;
+    let ratio = index_bytes as f64 / corpus_bytes as f64;
+    println!(
+        "cold index: agentlog {:.1} s ({rate:.1} MB/s), peak {:.0} MB, index {:.0} MB = {ratio:.2}x the corpus  [targets: >= 80 MB/s, <= 300 MB, <= 0.6x]",
+        t.secs,
+        t.peak_mb,
+        index_bytes as f64 / 1e6
+    );
+    if rate < 80.0 {
+        missed.push(format!("cold index {rate:.1} MB/s (target 80)"));
+    }
+    if t.peak_mb > 300.0 {
+        missed.push(format!("cold index peak {:.0} MB (target 300)", t.peak_mb));
+    }
+    if ratio > 0.6 {
+        missed.push(format!("index {ratio:.2}x the corpus (target 0.6x)"));
+    }
+    let fr = peer(o, "fr");
+    let fr_home = work.join("fast-resume");
+    if let Some(fr) = &fr {
+        home_for(&corpus, &fr_home)?;
+        let mut c = Command::new(fr);
+        c.args(["--rebuild", "--list", "--limit", "1"]);
+        with_home(&mut c, &fr_home);
+        let t = run(&mut c);
+        println!(
+            "cold index: fast-resume {:.1} s ({:.1} MB/s), peak {:.0} MB{}",
+            t.secs,
+            mb / t.secs,
+            t.peak_mb,
+            if t.ok { "" } else { " (failed)" }
+        );
+    } else {
+        println!("cold index: fast-resume skipped (not installed: scripts/install-bench-peers.sh)");
+    }
+    let av = peer(o, "agentsview");
+    let av_home = work.join("agentsview");
+    if let Some(av) = &av {
+        home_for(&corpus, &av_home)?;
+        let mut c = Command::new(av);
+        c.arg("sync").env("AGENTSVIEW_NO_DAEMON", "1");
+        with_home(&mut c, &av_home);
+        let t = run(&mut c);
+        println!(
+            "cold index: agentsview sync {:.1} s ({:.1} MB/s), peak {:.0} MB{}",
+            t.secs,
+            mb / t.secs,
+            t.peak_mb,
+            if t.ok { "" } else { " (failed)" }
+        );
+    } else {
+        println!("cold index: agentsview skipped (not installed: scripts/install-bench-peers.sh)");
+    }
+
+    // Search end to end.
+    let server = av.as_ref().and_then(|av| {
+        let port = free_port()?;
+        let mut c = Command::new(av);
+        c.args([
+            "serve",
+            "--no-sync",
+            "--no-browser",
+            "--no-update-check",
+            "--port",
+            &port.to_string(),
+        ])
+        .env("AGENTSVIEW_NO_DAEMON", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+        with_home(&mut c, &av_home);
+        let child = c.spawn().ok()?;
+        let s = Server { child, port };
+        for _ in 0..200 {
+            if http_get(port, "/api/v1/search?q=parser&limit=1").is_some() {
+                return Some(s);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    });
+    println!(
+        "search, end to end, {} runs each (p50 / p99; peers p50):",
+        o.runs
+    );
+    let mut all = Vec::new();
+    let rg = Command::new("rg").arg("--version").output().is_ok();
+    for q in QUERIES {
+        let mut v = Vec::new();
+        for _ in 0..o.runs {
+            let (s, ok, _) = time_quick(&mut agentlog(o, &home, &["search", q]));
+            if ok {
+                v.push(s);
+            }
+        }
+        all.extend(v.iter().copied());
+        let p50 = percentile(&mut v, 0.5);
+        let p99 = percentile(&mut v, 0.99);
+        let mut line = format!("  {q:<10} agentlog {} / {}", ms(p50), ms(p99));
+        if rg {
+            let mut r = Vec::new();
+            for _ in 0..o.runs.min(5) {
+                let mut c = Command::new("rg");
+                c.args(["-c", "-i", "--hidden", "-w", q]).arg(&home);
+                r.push(time_quick(&mut c).0);
+            }
+            let p = percentile(&mut r, 0.5);
+            line.push_str(&format!(", rg {}", ms(p)));
+            if p50 > p {
+                missed.push(format!("search {q}: {} slower than rg {}", ms(p50), ms(p)));
+            }
+        }
+        if let Some(fr) = &fr {
+            let mut r = Vec::new();
+            for _ in 0..o.runs.min(5) {
+                let mut c = Command::new(fr);
+                c.args([q, "--list", "--limit", "20"]);
+                with_home(&mut c, &fr_home);
+                r.push(time_quick(&mut c).0);
+            }
+            line.push_str(&format!(", fast-resume {}", ms(percentile(&mut r, 0.5))));
+        }
+        if let Some(s) = &server {
+            let mut r = Vec::new();
+            for _ in 0..o.runs {
+                if let Some((t, _)) = http_get(s.port, &format!("/api/v1/search?q={q}&limit=20")) {
+                    r.push(t);
+                }
+            }
+            let p = percentile(&mut r, 0.5);
+            line.push_str(&format!(", agentsview HTTP {}", ms(p)));
+            if p50 > p {
+                missed.push(format!(
+                    "search {q}: {} slower than agentsview's server {}",
+                    ms(p50),
+                    ms(p)
+                ));
+            }
+        }
+        println!("{line}");
+    }
+    let p50 = percentile(&mut all, 0.5);
+    let p99 = percentile(&mut all, 0.99);
+    println!(
+        "  all queries: p50 {} p99 {}  [targets at 1 GB: p50 <= 10 ms, p99 <= 30 ms]",
+        ms(p50),
+        ms(p99)
+    );
+    if p50 > 0.010 {
+        missed.push(format!("search p50 {} (target 10 ms at 1 GB)", ms(p50)));
+    }
+    if p99 > 0.030 {
+        missed.push(format!("search p99 {} (target 30 ms at 1 GB)", ms(p99)));
+    }
+    drop(server);
+
+    // ls.
+    for args in [
+        vec!["ls"],
+        vec!["ls", "--limit", "50"],
+        vec!["ls", "--agent", "codex"],
+    ] {
+        let mut v = Vec::new();
+        for _ in 0..o.runs.min(10) {
+            let (s, ok, _) = time_quick(&mut agentlog(o, &home, &args));
+            if ok {
+                v.push(s);
+            }
+        }
+        let p = percentile(&mut v, 0.5);
+        let mut line = format!("{}: agentlog p50 {}", args.join(" "), ms(p));
+        if args.len() == 3 && args[1] == "--limit" {
+            if let Some(fr) = &fr {
+                let mut r = Vec::new();
+                for _ in 0..5 {
+                    let mut c = Command::new(fr);
+                    c.args(["--list", "--limit", "50"]);
+                    with_home(&mut c, &fr_home);
+                    r.push(time_quick(&mut c).0);
+                }
+                line.push_str(&format!(", fast-resume {}", ms(percentile(&mut r, 0.5))));
+            }
+        }
+        println!("{line}  [target <= 50 ms at 1 GB]");
+        if p > 0.050 {
+            missed.push(format!(
+                "{} {} (target 50 ms at 1 GB)",
+                args.join(" "),
+                ms(p)
+            ));
+        }
+    }
+
+    // Incremental updates: appends to one Claude session, `agentlog index`
+    // after each.
+    incremental(o, &home, &index_file, &mut missed)?;
+
+    println!("machine: {} (end)", uptime());
+    Ok(missed)
+}
+
+fn num_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn readers(corpus: &Path, missed: &mut Vec<String>) {
+    let found = discover_all(&DiscoverEnv::with_home(corpus), None);
+    println!("readers, one core, file bytes into the unified model:");
+    for agent in ["claude", "codex", "pi", "gemini"] {
+        let files: Vec<_> = found.iter().filter(|f| f.format == agent).collect();
+        let Some(fmt) = agentlog_formats::registry::by_name(agent) else {
+            continue;
+        };
+        let mut bytes = 0u64;
+        let mut secs = 0.0;
+        for f in files.iter().take(400) {
+            let Ok(data) = std::fs::read(&f.path) else {
+                continue;
+            };
+            let t = Instant::now();
+            let r = fmt.read_bytes(&f.path, &data);
+            secs += t.elapsed().as_secs_f64();
+            if r.is_ok() {
+                bytes += data.len() as u64;
+            }
+        }
+        let rate = bytes as f64 / 1e6 / secs.max(1e-9);
+        println!(
+            "  {agent:<7} {rate:.0} MB/s over {:.0} MB  [target >= 300 MB/s for claude, codex, pi]",
+            bytes as f64 / 1e6
+        );
+        if agent != "gemini" && rate < 300.0 {
+            missed.push(format!("{agent} reader {rate:.0} MB/s (target 300)"));
+        }
+    }
+}
+
+fn incremental(
+    o: &Options,
+    home: &Path,
+    index_file: &Path,
+    missed: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let found = discover_all(&DiscoverEnv::with_home(home), None);
+    let Some(target) = found
+        .iter()
+        .filter(|f| f.format == "claude")
+        .nth(found.len() / 40)
+    else {
+        return Ok(());
+    };
+    // Lines of another Claude session to append.
+    let tmp = o.dir.join("append-source");
+    let _ = std::fs::remove_dir_all(&tmp);
+    let mut lines: Vec<String> = Vec::new();
+    let mut k = 50_000;
+    while lines.len() < o.appends {
+        let p = gen::write_session(&tmp, "claude", &gen::conv(SEED + 7, k))?;
+        k += 1;
+        lines.extend(std::fs::read_to_string(p)?.lines().map(String::from));
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    // The corpus is hard-linked: give the target its own copy first.
+    let data = std::fs::read(&target.path)?;
+    std::fs::remove_file(&target.path)?;
+    std::fs::write(&target.path, data)?;
+    let size0 = std::fs::metadata(index_file).map(|m| m.len()).unwrap_or(0);
+    let mut v = Vec::new();
+    for line in lines.iter().take(o.appends) {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&target.path)?;
+        f.write_all(line.as_bytes())?;
+        f.write_all(b"\n")?;
+        drop(f);
+        let (s, ok, _) = time_quick(&mut agentlog(o, home, &["index"]));
+        if ok {
+            v.push(s);
+        }
+    }
+    let size1 = std::fs::metadata(index_file).map(|m| m.len()).unwrap_or(0);
+    let n = v.len();
+    let max = v.iter().copied().fold(0.0, f64::max);
+    let p50 = percentile(&mut v, 0.5);
+    let p99 = percentile(&mut v, 0.99);
+    println!(
+        "incremental: {n} appends to one Claude session, `agentlog index` after each: p50 {} p99 {} max {}; index {:.0} -> {:.0} MB  [target p99 <= 100 ms, no stall]",
+        ms(p50),
+        ms(p99),
+        ms(max),
+        size0 as f64 / 1e6,
+        size1 as f64 / 1e6
+    );
+    if p99 > 0.100 {
+        missed.push(format!("incremental p99 {} (target 100 ms)", ms(p99)));
+    }
+    Ok(())
+}
