@@ -133,19 +133,102 @@ fn search_refreshes_the_index_and_honours_index_path() {
 }
 
 #[test]
-fn a_corrupt_index_is_rebuilt_with_a_message() {
+fn a_file_that_is_not_an_index_is_an_error_and_an_old_index_is_moved_aside() {
     let env = home_with_sessions();
+    // --index naming a session file (a typo): an error, the file untouched.
+    let session = env
+        .home()
+        .join(".claude/projects/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl");
+    let before = std::fs::read(&session).unwrap();
+    for args in [
+        vec!["search", "CLAUDE.md", "--index"],
+        vec!["index", "--index"],
+        vec!["index", "--rebuild", "--index"],
+    ] {
+        let mut args = args.clone();
+        let s = session.to_str().unwrap();
+        args.push(s);
+        let r = env.run(&args);
+        assert_eq!(r.status, 1, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(s), "{}", r.stderr);
+        assert!(r.stderr.contains("not an agentlog index"), "{}", r.stderr);
+        assert_eq!(std::fs::read(&session).unwrap(), before);
+    }
+    // An index of another schema version is moved aside, then rebuilt.
     assert_eq!(env.run(&["index"]).status, 0);
     let path = env.home().join(".local/share/agentlog/index.sqlite");
-    std::fs::write(&path, b"garbage, not an index".repeat(100)).unwrap();
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("PRAGMA user_version = 1").unwrap();
+    }
     let r = env.run(&["search", "CLAUDE.md", "--json"]);
     assert_eq!(r.status, 0, "{}", r.stderr);
     assert!(r.stderr.contains("was unusable"), "{}", r.stderr);
+    assert!(r.stderr.contains("index.sqlite.broken-"), "{}", r.stderr);
     assert!(!json(&r.stdout).as_array().unwrap().is_empty());
+    let aside = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .filter(|e| {
+            let n = e.as_ref().unwrap().file_name();
+            let n = n.to_string_lossy();
+            n.starts_with("index.sqlite.broken-") && !n.ends_with("-wal") && !n.ends_with("-shm")
+        })
+        .count();
+    assert_eq!(aside, 1);
     // Rebuild on request.
     let r = env.run(&["index", "--rebuild", "--json"]);
     assert_eq!(r.status, 0, "{}", r.stderr);
     assert!(json(&r.stdout)["sessions"].as_u64().unwrap() > 5);
+    // And a check on request finds nothing wrong.
+    let r = env.run(&["index", "--check"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+}
+
+#[test]
+fn agentlog_processes_starting_together_make_one_index() {
+    let env = home_with_sessions();
+    let runs: Vec<(Vec<&str>, std::process::Child)> = [
+        vec!["search", "CLAUDE.md", "--json"],
+        vec!["search", "CLAUDE.md", "--json"],
+        vec!["index", "--json"],
+        vec!["stats", "--json"],
+        vec!["search", "CLAUDE.md", "--json"],
+        vec!["index", "--json"],
+    ]
+    .into_iter()
+    .map(|args| {
+        let child = env
+            .command(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        (args, child)
+    })
+    .collect();
+    for (args, child) in runs {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("error"), "{args:?}: {stderr}");
+        let v = json(&String::from_utf8_lossy(&out.stdout));
+        if args[0] == "search" {
+            assert!(!v.as_array().unwrap().is_empty(), "{args:?}");
+        }
+    }
+    let dir = env.home().join(".local/share/agentlog");
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.contains("building") || n.contains("broken")),
+        "{names:?}"
+    );
+    let r = env.run(&["index", "--json"]);
+    assert_eq!(json(&r.stdout)["update"]["read_full"], 0, "{}", r.stdout);
 }
 
 #[test]

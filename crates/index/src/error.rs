@@ -41,6 +41,32 @@ pub enum IndexError {
         /// What is accepted.
         message: String,
     },
+    /// The file at the index path is not an agentlog index: it is never
+    /// replaced or removed.
+    #[error("{}: {what}, not an agentlog index; agentlog leaves it alone. Point --index (or AGENTLOG_INDEX) at another path, or move the file away", path.display())]
+    NotAnIndex {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead.
+        what: String,
+    },
+    /// Another process holds the index locked for longer than agentlog
+    /// waits.
+    #[error("index {} is busy: another process holds it ({message}); try again when it is done", path.display())]
+    Busy {
+        /// The index file.
+        path: PathBuf,
+        /// SQLite's message.
+        message: String,
+    },
+    /// The index file is damaged.
+    #[error("index {} is damaged ({problems}); run `agentlog index --rebuild` (it builds a new index from the session files)", path.display())]
+    Damaged {
+        /// The index file.
+        path: PathBuf,
+        /// What `PRAGMA quick_check` found.
+        problems: String,
+    },
     /// The backend cannot do this.
     #[error("the {backend} index backend does not support {operation}")]
     Unsupported {
@@ -77,9 +103,24 @@ pub(crate) trait SqlContext<T> {
 
 impl<T> SqlContext<T> for Result<T, rusqlite::Error> {
     fn at(self, path: &std::path::Path) -> Result<T, IndexError> {
-        self.map_err(|source| IndexError::Sqlite {
-            path: path.to_path_buf(),
-            source,
+        self.map_err(|source| match source.sqlite_error_code() {
+            // Damage found by any query is reported with the fix.
+            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => {
+                IndexError::Damaged {
+                    path: path.to_path_buf(),
+                    problems: source.to_string(),
+                }
+            }
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+                IndexError::Busy {
+                    path: path.to_path_buf(),
+                    message: source.to_string(),
+                }
+            }
+            _ => IndexError::Sqlite {
+                path: path.to_path_buf(),
+                source,
+            },
         })
     }
 }

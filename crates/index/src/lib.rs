@@ -35,6 +35,7 @@ pub mod conformance;
 mod error;
 pub mod extract;
 pub mod files;
+mod lockfile;
 mod page;
 pub mod prices;
 mod query;
@@ -50,7 +51,7 @@ pub use catalog::{ListParams, SessionInfo, SessionOrder, SessionTokens};
 pub use error::IndexError;
 pub use page::{Facet, PageParams, SessionPage, SortBy};
 pub use query::to_fts;
-pub use schema::SCHEMA_VERSION;
+pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use search::{Hit, Mark, SearchParams, Segment};
 pub use stats::{ExplainRow, GroupBy, PriceUsed, StatRow, Stats, StatsParams};
 pub use update::{Plan, Progress, UpdateReport};
@@ -66,6 +67,9 @@ pub struct Index {
     /// The stored state of every file, as of `PRAGMA data_version` (the
     /// first field): updates plan from it without reading every row again.
     states: std::cell::RefCell<Option<StateCache>>,
+    /// Whether planning an update takes the index's lock file (not for a
+    /// file being built, which nobody else sees).
+    lock_updates: bool,
 }
 
 type StateCache = (i64, std::collections::HashMap<String, files::FileState>);
@@ -77,12 +81,28 @@ impl std::fmt::Debug for Index {
 }
 
 impl Index {
-    /// Opens the index at `path`, creating it when missing. A file that is
-    /// not a usable index of this version is replaced by an empty one; the
-    /// returned notice says so (show it to the user; the next update fills
-    /// the index again).
+    /// Opens the index at `path`, creating it (0600, in 0700 directories)
+    /// when missing.
+    ///
+    /// Only a file that is positively an agentlog index (its SQLite
+    /// application id [`APPLICATION_ID`] and marker table, or the tables of
+    /// an index made before them) is ever replaced, and only when damaged
+    /// or of another schema version: it is renamed to
+    /// `<file>.broken-<time>`, never deleted, and the returned notice says
+    /// so (show it to the user; the next update fills the new index). Any
+    /// other file is [`IndexError::NotAnIndex`]. An index another process
+    /// holds locked is waited for (10 s), then [`IndexError::Busy`].
     pub fn open(path: &Path) -> Result<(Index, Option<String>), IndexError> {
-        let (conn, notice) = match schema::open(path)? {
+        Index::open_waiting(path, schema::BUSY_TIMEOUT)
+    }
+
+    /// Like [`Index::open`], waiting at most `busy` for another process's
+    /// lock.
+    pub fn open_waiting(
+        path: &Path,
+        busy: std::time::Duration,
+    ) -> Result<(Index, Option<String>), IndexError> {
+        let (conn, notice) = match schema::open(path, busy)? {
             schema::Opened::Ready(c) => (c, None),
             schema::Opened::Reset(c, why) => (c, Some(why)),
         };
@@ -91,9 +111,48 @@ impl Index {
                 conn,
                 path: path.to_path_buf(),
                 states: std::cell::RefCell::new(None),
+                lock_updates: true,
             },
             notice,
         ))
+    }
+
+    /// Runs SQLite's `quick_check` over the whole file and records when;
+    /// returns the problems found (empty when the index is sound).
+    pub fn check(&self) -> Result<Vec<String>, IndexError> {
+        let problems = schema::quick_check(&self.conn, &self.path)?;
+        if problems.is_empty() {
+            let now = chrono::Utc::now().timestamp();
+            schema::set_last_check(&self.conn, &self.path, now)?;
+        }
+        Ok(problems)
+    }
+
+    /// Runs [`Index::check`] when the last check is older than `every` (or
+    /// never happened); a damaged index is [`IndexError::Damaged`], which
+    /// says how to fix it. Returns whether a check ran.
+    pub fn check_if_due(&self, every: std::time::Duration) -> Result<bool, IndexError> {
+        let now = chrono::Utc::now().timestamp();
+        let due = match schema::last_check(&self.conn, &self.path) {
+            Ok(Some(t)) => {
+                now.saturating_sub(t) >= i64::try_from(every.as_secs()).unwrap_or(i64::MAX)
+            }
+            Ok(None) => true,
+            Err(IndexError::Damaged { .. }) => true,
+            Err(e) => return Err(e),
+        };
+        if !due {
+            return Ok(false);
+        }
+        let problems = self.check()?;
+        if problems.is_empty() {
+            Ok(true)
+        } else {
+            Err(IndexError::Damaged {
+                path: self.path.clone(),
+                problems: problems.join("; "),
+            })
+        }
     }
 
     /// Returns the index file's path.
@@ -113,46 +172,78 @@ impl Index {
             .at(&self.path)
     }
 
-    /// Builds a new index at `path` from `found`, in a temporary file that
-    /// replaces the old index only when complete; returns the new index.
+    /// Builds a new index at `path` from `found`, in a private temporary
+    /// file (`<file>.building-<pid>`) that replaces the old index only when
+    /// complete; returns the new index. Holds the index lock meanwhile, so
+    /// other processes wait. Refuses ([`IndexError::NotAnIndex`]) when the
+    /// file at `path` is not an agentlog index.
     pub fn rebuild(
         path: &Path,
         found: &[agentlog_formats::discover::Found],
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(Index, UpdateReport), IndexError> {
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
-        let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-        tmp_name.push(format!(".building-{}", std::process::id()));
-        let tmp = dir.join(tmp_name);
-        schema::remove_index_files(&tmp)?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            lockfile::ensure_private_dir(dir)?;
+        }
         let report = {
-            let (mut index, _) = Index::open(&tmp)?;
-            // A file nobody reads yet: no journal, no syncs until the end.
-            index
-                .conn
-                .execute_batch(
-                    "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;",
-                )
-                .at(&tmp)?;
-            let report = index.update(found, progress)?;
-            index
-                .conn
-                .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
-                .at(&tmp)?;
-            report
+            let _lock = lockfile::IndexLock::acquire(path)?;
+            schema::replaceable(path)?;
+            let tmp = schema::building_path(path);
+            schema::remove_index_files(&tmp)?;
+            let built = Index::build_at(&tmp, found, progress).and_then(|report| {
+                std::fs::File::open(&tmp)
+                    .and_then(|f| f.sync_all())
+                    .map_err(|e| IndexError::io(&tmp, e))?;
+                // The old index is ours (checked above): its WAL and
+                // shared-memory files go with it.
+                for suffix in ["-wal", "-shm", "-journal"] {
+                    let mut p = path.as_os_str().to_owned();
+                    p.push(suffix);
+                    match std::fs::remove_file(&p) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(IndexError::io(PathBuf::from(p), e)),
+                    }
+                }
+                std::fs::rename(&tmp, path).map_err(|e| IndexError::io(path, e))?;
+                Ok(report)
+            });
+            schema::remove_index_files(&tmp)?;
+            built?
         };
-        std::fs::File::open(&tmp)
-            .and_then(|f| f.sync_all())
-            .map_err(|e| IndexError::io(&tmp, e))?;
-        schema::remove_index_files(path)?;
-        std::fs::rename(&tmp, path).map_err(|e| IndexError::io(path, e))?;
-        schema::remove_index_files(&tmp)?;
         let (index, _) = Index::open(path)?;
         Ok((index, report))
+    }
+
+    /// Creates a new index file at `tmp` and fills it from `found`.
+    fn build_at(
+        tmp: &Path,
+        found: &[agentlog_formats::discover::Found],
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<UpdateReport, IndexError> {
+        lockfile::create_private_file(tmp)?;
+        let conn = Connection::open(tmp).at(tmp)?;
+        schema::create_schema(&conn, tmp)?;
+        schema::configure(&conn, tmp)?;
+        let mut index = Index {
+            conn,
+            path: tmp.to_path_buf(),
+            states: std::cell::RefCell::new(None),
+            lock_updates: false,
+        };
+        // A file nobody reads yet: no journal, no syncs until the end.
+        index
+            .conn
+            .execute_batch(
+                "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;",
+            )
+            .at(tmp)?;
+        let report = index.update(found, progress)?;
+        index
+            .conn
+            .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+            .at(tmp)?;
+        Ok(report)
     }
 
     /// Runs SQLite's `optimize` on the full-text index (merges its segments

@@ -95,19 +95,44 @@ INSERT INTO fts(fts, rank) VALUES('pgsz', 4000);
 INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);
 ";
 
+/// The SQLite `application_id` of an agentlog index ("AGLX"): with the
+/// marker table it is how agentlog knows a file is its own before it ever
+/// replaces it.
+pub const APPLICATION_ID: i32 = 0x4147_4c58;
+
+/// The marker table (created with the schema) and its identifying row.
+const MARKER: &str = "
+CREATE TABLE IF NOT EXISTS agentlog_index(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT OR IGNORE INTO agentlog_index(key, value) VALUES('kind', 'agentlog index');
+";
+
+/// The tables every agentlog index of any version had: how an index made
+/// before the application id was set is recognised.
+const LEGACY_TABLES: [&str; 4] = ["files", "sessions", "docs", "fts"];
+
 /// How an index file was opened.
 pub(crate) enum Opened {
     /// The file holds a current index (possibly empty).
     Ready(Connection),
-    /// The file was unusable and was replaced by an empty index; the text
-    /// says why.
+    /// An agentlog index that was damaged or of another version was renamed
+    /// aside and a new one made; the text says so.
     Reset(Connection, String),
 }
 
+/// How long a connection waits for another one's lock.
+pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Applies the pragmas every connection uses.
 pub(crate) fn configure(conn: &Connection, path: &Path) -> Result<(), IndexError> {
-    conn.busy_timeout(std::time::Duration::from_secs(10))
-        .at(path)?;
+    configure_waiting(conn, path, BUSY_TIMEOUT)
+}
+
+fn configure_waiting(
+    conn: &Connection,
+    path: &Path,
+    busy: std::time::Duration,
+) -> Result<(), IndexError> {
+    conn.busy_timeout(busy).at(path)?;
     conn.execute_batch(
         "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;
          PRAGMA cache_size=-32768; PRAGMA foreign_keys=OFF;",
@@ -115,55 +140,245 @@ pub(crate) fn configure(conn: &Connection, path: &Path) -> Result<(), IndexError
     .at(path)
 }
 
-/// Opens (creating if needed) the index at `path`. A file that is not a
-/// SQLite database, is damaged, or has another schema version is removed
-/// and replaced by an empty index; the reason is returned for the caller to
-/// show.
-pub(crate) fn open(path: &Path) -> Result<Opened, IndexError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
-    }
-    match try_open(path) {
-        Ok(conn) => Ok(Opened::Ready(conn)),
-        Err(why) => {
-            remove_index_files(path)?;
-            let conn = try_open(path).map_err(|why2| IndexError::Backend {
-                backend: "sqlite",
-                message: format!(
-                    "{}: could not create a new index after removing a bad one ({why}): {why2}",
-                    path.display()
-                ),
-            })?;
-            Ok(Opened::Reset(
-                conn,
-                format!(
-                    "index {} was unusable ({why}); it was rebuilt from the session files",
-                    path.display()
-                ),
-            ))
+/// What a file at the index path is, from its header and tables.
+#[derive(Debug)]
+enum Kind {
+    Missing,
+    /// Zero bytes: holds nothing, becomes an index in place.
+    Empty,
+    /// An agentlog index (application id and marker, or the tables of one
+    /// made before the id was set) with this schema version.
+    Ours {
+        version: i64,
+        legacy: bool,
+    },
+    /// Anything else: never touched.
+    Foreign(String),
+}
+
+/// Reads the SQLite header of `path` (and its tables when the application
+/// id is unset) to tell whether it is an agentlog index.
+fn identify(path: &Path) -> Result<Kind, IndexError> {
+    use std::io::Read;
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Kind::Missing),
+        Err(e) => return Err(IndexError::io(path, e)),
+    };
+    if meta.file_type().is_symlink() {
+        // Follow it only to a regular file; the checks below apply to the target.
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => {}
+            Ok(_) => {
+                return Ok(Kind::Foreign(
+                    "a link to something that is not a regular file".into(),
+                ))
+            }
+            Err(_) => return Ok(Kind::Foreign("a dangling symbolic link".into())),
         }
+    } else if !meta.is_file() {
+        return Ok(Kind::Foreign("not a regular file".into()));
+    }
+    let mut head = [0u8; 100];
+    let mut f = std::fs::File::open(path).map_err(|e| IndexError::io(path, e))?;
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(IndexError::io(path, e)),
+        }
+    }
+    if n == 0 {
+        return Ok(Kind::Empty);
+    }
+    if n < 100 || &head[..16] != b"SQLite format 3\0" {
+        return Ok(Kind::Foreign("not a SQLite database".into()));
+    }
+    let be = |o: usize| i32::from_be_bytes([head[o], head[o + 1], head[o + 2], head[o + 3]]);
+    let app = be(68);
+    let version = i64::from(be(60));
+    if app == APPLICATION_ID {
+        return Ok(Kind::Ours {
+            version,
+            legacy: false,
+        });
+    }
+    if app != 0 {
+        return Ok(Kind::Foreign(format!(
+            "a SQLite database of another application (application id {app:#x})"
+        )));
+    }
+    // No application id: an index made before it was set, or someone
+    // else's database. Look at its tables, read-only.
+    let flags =
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let names: Result<Vec<String>, rusqlite::Error> = Connection::open_with_flags(path, flags)
+        .and_then(|c| {
+            c.busy_timeout(BUSY_TIMEOUT)?;
+            let mut st = c.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
+            let v = st
+                .query_map([], |r| r.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>();
+            v
+        });
+    match names {
+        Ok(names)
+            if (1..=SCHEMA_VERSION).contains(&version)
+                && LEGACY_TABLES.iter().all(|t| names.iter().any(|n| n == t)) =>
+        {
+            Ok(Kind::Ours {
+                version,
+                legacy: true,
+            })
+        }
+        Ok(_) => Ok(Kind::Foreign("a SQLite database that is not an agentlog index".into())),
+        Err(e) if is_busy(&e) => Err(busy(path, &e)),
+        Err(e) => Ok(Kind::Foreign(format!(
+            "a SQLite database agentlog cannot read ({e}), so it cannot tell whether it is its index"
+        ))),
     }
 }
 
-/// Opens `path` and checks (or creates) the schema; the error is a reason to
-/// start over.
-fn try_open(path: &Path) -> Result<Connection, String> {
-    let conn = Connection::open(path).map_err(|e| e.to_string())?;
-    configure(&conn, path).map_err(|e| e.to_string())?;
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(|e| e.to_string())?;
-    let tables: i64 = conn
-        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-        .map_err(|e| e.to_string())?;
-    if tables == 0 {
-        create(&conn).map_err(|e| e.to_string())?;
-        return Ok(conn);
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+fn is_damage(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    )
+}
+
+fn busy(path: &Path, e: &rusqlite::Error) -> IndexError {
+    IndexError::Busy {
+        path: path.to_path_buf(),
+        message: e.to_string(),
     }
+}
+
+/// Why an opened index cannot be used as it is.
+enum Unusable {
+    /// Another process holds it: report, never replace.
+    Busy(rusqlite::Error),
+    /// Damaged or of another version: rename aside and start again.
+    Replace(String),
+    /// Any other failure: report.
+    Error(IndexError),
+}
+
+/// Opens (creating if needed) the index at `path`.
+///
+/// Only a file that is positively an agentlog index (see [`identify`]) and
+/// damaged or of another schema version is replaced, and it is renamed
+/// aside (`<file>.broken-<time>`), never deleted. Anything else at `path`
+/// is an error naming it. A busy index is waited for (`busy`), then
+/// reported. Creating and replacing happen under the index's lock file, so
+/// processes starting together make one index.
+pub(crate) fn open(path: &Path, busy_wait: std::time::Duration) -> Result<Opened, IndexError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        crate::lockfile::ensure_private_dir(dir)?;
+    }
+    let mut notice: Option<String> = None;
+    // At most a few rounds: a file replaced by another process while we
+    // looked is looked at again.
+    for _ in 0..4 {
+        match identify(path)? {
+            Kind::Foreign(what) => {
+                return Err(IndexError::NotAnIndex {
+                    path: path.to_path_buf(),
+                    what,
+                })
+            }
+            Kind::Missing | Kind::Empty => {
+                let _lock = crate::lockfile::IndexLock::acquire(path)?;
+                match identify(path)? {
+                    Kind::Missing => create_new(path)?,
+                    Kind::Empty => {
+                        let conn = Connection::open(path).at(path)?;
+                        create(&conn, path)?;
+                    }
+                    _ => {} // another process made it meanwhile
+                }
+                continue;
+            }
+            Kind::Ours { version, legacy } => {
+                crate::lockfile::make_private(path);
+                match try_open(path, version, legacy, busy_wait) {
+                    Ok(conn) => {
+                        return Ok(match notice {
+                            Some(n) => Opened::Reset(conn, n),
+                            None => Opened::Ready(conn),
+                        })
+                    }
+                    Err(Unusable::Busy(e)) => return Err(busy(path, &e)),
+                    Err(Unusable::Error(e)) => return Err(e),
+                    Err(Unusable::Replace(why)) => {
+                        let _lock = crate::lockfile::IndexLock::acquire(path)?;
+                        // Another process may have replaced it meanwhile.
+                        if let Kind::Ours { version, legacy } = identify(path)? {
+                            if let Err(Unusable::Replace(_)) =
+                                try_open(path, version, legacy, busy_wait)
+                            {
+                                let aside = rename_aside(path)?;
+                                create_new(path)?;
+                                notice = Some(format!(
+                                    "index {} was unusable ({why}); it was moved to {} and a new index is being built from the session files (delete the old one when you no longer need it)",
+                                    path.display(),
+                                    aside.display()
+                                ));
+                            }
+                        }
+                        continue;
+                    }
+                }
+            }
+        }
+    }
+    Err(IndexError::Backend {
+        backend: "sqlite",
+        message: format!(
+            "{}: the index kept changing while it was opened; try again",
+            path.display()
+        ),
+    })
+}
+
+/// Opens an agentlog index and checks its schema.
+fn try_open(
+    path: &Path,
+    version: i64,
+    legacy: bool,
+    busy_wait: std::time::Duration,
+) -> Result<Connection, Unusable> {
     if version != SCHEMA_VERSION {
-        return Err(format!(
+        return Err(Unusable::Replace(format!(
             "schema version {version}, this agentlog uses {SCHEMA_VERSION}"
-        ));
+        )));
+    }
+    let sql = |e: rusqlite::Error| {
+        if is_busy(&e) {
+            Unusable::Busy(e)
+        } else if is_damage(&e) {
+            Unusable::Replace(e.to_string())
+        } else {
+            Unusable::Error(IndexError::Sqlite {
+                path: path.to_path_buf(),
+                source: e,
+            })
+        }
+    };
+    let conn = Connection::open(path).map_err(sql)?;
+    conn.busy_timeout(busy_wait).map_err(sql)?;
+    match configure_waiting(&conn, path, busy_wait) {
+        Ok(()) => {}
+        Err(IndexError::Sqlite { source, .. }) => return Err(sql(source)),
+        Err(e) => return Err(Unusable::Error(e)),
     }
     // A cheap probe of every table: a damaged file usually fails here.
     for table in ["files", "sessions", "docs", "usage", "fts"] {
@@ -172,18 +387,87 @@ fn try_open(path: &Path) -> Result<Connection, String> {
             [],
             |r| r.get::<_, i64>(0),
         )
-        .map_err(|e| format!("table {table}: {e}"))?;
+        .map_err(|e| match sql(e) {
+            Unusable::Replace(why) => Unusable::Replace(format!("table {table}: {why}")),
+            other => other,
+        })?;
     }
+    if legacy {
+        // Made before the application id: mark it as ours, in place.
+        conn.execute_batch(&format!(
+            "BEGIN IMMEDIATE; {MARKER} PRAGMA application_id = {APPLICATION_ID}; COMMIT;"
+        ))
+        .map_err(sql)?;
+    }
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
     Ok(conn)
 }
 
-fn create(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute_batch(&format!(
-        "BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-    ))
+/// Creates a new, empty index at `path` (which must not exist): built in a
+/// private `<file>.building-<pid>` file and moved into place without
+/// replacing anything. The caller holds the index lock.
+pub(crate) fn create_new(path: &Path) -> Result<(), IndexError> {
+    let tmp = building_path(path);
+    remove_index_files(&tmp)?;
+    crate::lockfile::create_private_file(&tmp)?;
+    let result = (|| {
+        let conn = Connection::open(&tmp).at(&tmp)?;
+        create(&conn, &tmp)?;
+        conn.execute_batch("PRAGMA journal_mode=WAL;").at(&tmp)?;
+        drop(conn);
+        std::fs::File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| IndexError::io(&tmp, e))?;
+        // A hard link never replaces an existing file.
+        std::fs::hard_link(&tmp, path).map_err(|e| IndexError::io(path, e))
+    })();
+    remove_index_files(&tmp)?;
+    result
 }
 
-/// Removes the index file and its WAL and shared-memory files.
+/// Returns `<file>.building-<pid>`, where this process builds an index.
+pub(crate) fn building_path(path: &Path) -> std::path::PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".building-{}", std::process::id()));
+    path.with_file_name(name)
+}
+
+/// Renames the index at `path` and its WAL and shared-memory files to
+/// `<file>.broken-<time>…`; returns the new name.
+pub(crate) fn rename_aside(path: &Path) -> Result<std::path::PathBuf, IndexError> {
+    let stamp = chrono::Utc::now().format("%Y-%m-%dT%H-%M-%S%.3fZ");
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".broken-{stamp}"));
+    let aside = path.with_file_name(name);
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut from = path.as_os_str().to_owned();
+        from.push(suffix);
+        let mut to = aside.as_os_str().to_owned();
+        to.push(suffix);
+        match std::fs::rename(&from, &to) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(IndexError::io(std::path::PathBuf::from(from), e)),
+        }
+    }
+    Ok(aside)
+}
+
+/// Creates the schema, the marker and the application id in an empty
+/// database.
+pub(crate) fn create_schema(conn: &Connection, path: &Path) -> Result<(), IndexError> {
+    create(conn, path)
+}
+
+fn create(conn: &Connection, path: &Path) -> Result<(), IndexError> {
+    conn.execute_batch(&format!(
+        "BEGIN; {SCHEMA} {MARKER} PRAGMA user_version = {SCHEMA_VERSION}; PRAGMA application_id = {APPLICATION_ID}; COMMIT;"
+    ))
+    .at(path)
+}
+
+/// Removes an index file this process made (a `.building-<pid>` file) and
+/// its WAL, shared-memory and journal files.
 pub(crate) fn remove_index_files(path: &Path) -> Result<(), IndexError> {
     for suffix in ["", "-wal", "-shm", "-journal"] {
         let mut p = path.as_os_str().to_owned();
@@ -196,4 +480,58 @@ pub(crate) fn remove_index_files(path: &Path) -> Result<(), IndexError> {
         }
     }
     Ok(())
+}
+
+/// Returns true when the file at `path` is an agentlog index (or nothing is
+/// there): what `rebuild` may replace.
+pub(crate) fn replaceable(path: &Path) -> Result<(), IndexError> {
+    match identify(path)? {
+        Kind::Foreign(what) => Err(IndexError::NotAnIndex {
+            path: path.to_path_buf(),
+            what,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Runs SQLite's `quick_check`; returns the problems found (empty when the
+/// file is sound).
+pub(crate) fn quick_check(conn: &Connection, path: &Path) -> Result<Vec<String>, IndexError> {
+    let mut st = conn.prepare("PRAGMA quick_check(20)").at(path)?;
+    let rows = st
+        .query_map([], |r| r.get::<_, String>(0))
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>());
+    match rows {
+        Ok(rows) => Ok(rows.into_iter().filter(|r| r != "ok").collect()),
+        Err(e) if is_damage(&e) => Ok(vec![e.to_string()]),
+        Err(e) => Err(IndexError::Sqlite {
+            path: path.to_path_buf(),
+            source: e,
+        }),
+    }
+}
+
+/// Records when the index was last checked (`agentlog_index.last_check`,
+/// Unix seconds), and reads it back.
+pub(crate) fn last_check(conn: &Connection, path: &Path) -> Result<Option<i64>, IndexError> {
+    use rusqlite::OptionalExtension;
+    let v: Option<String> = conn
+        .query_row(
+            "SELECT value FROM agentlog_index WHERE key = 'last_check'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()
+        .at(path)?;
+    Ok(v.and_then(|v| v.parse().ok()))
+}
+
+/// Stores `now` as the time of the last check.
+pub(crate) fn set_last_check(conn: &Connection, path: &Path, now: i64) -> Result<(), IndexError> {
+    conn.execute(
+        "INSERT OR REPLACE INTO agentlog_index(key, value) VALUES('last_check', ?1)",
+        [now.to_string()],
+    )
+    .at(path)
+    .map(|_| ())
 }

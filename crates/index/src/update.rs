@@ -57,6 +57,9 @@ pub struct Plan {
     pub(crate) unchanged: usize,
     /// Bytes the update would read (at most).
     pub bytes: u64,
+    /// The index lock, held from planning until the plan is carried out
+    /// or dropped: two processes never plan from the same state.
+    pub(crate) _lock: Option<std::sync::Arc<crate::lockfile::IndexLock>>,
 }
 
 impl Plan {
@@ -117,6 +120,13 @@ impl Index {
     /// Returns what an update over `found` would do, looking only at file
     /// sizes, times and inodes.
     pub fn plan(&self, found: &[Found]) -> Result<Plan, IndexError> {
+        let lock = if self.lock_updates {
+            Some(std::sync::Arc::new(crate::lockfile::IndexLock::acquire(
+                &self.path,
+            )?))
+        } else {
+            None
+        };
         let stats = stat_all(found);
         self.load_states()?;
         let cache = self.states.borrow();
@@ -124,7 +134,10 @@ impl Index {
         let stored = cache.as_ref().map_or(&empty, |c| &c.1);
         let mut seen: std::collections::HashSet<&std::path::Path> =
             std::collections::HashSet::with_capacity(found.len());
-        let mut plan = Plan::default();
+        let mut plan = Plan {
+            _lock: lock,
+            ..Plan::default()
+        };
         for (f, stat) in found.iter().zip(stats) {
             // A file that vanished since discovery is removed below.
             let Some(stat) = stat else {

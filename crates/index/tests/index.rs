@@ -566,28 +566,66 @@ fn rewritten_and_deleted_files_are_reindexed_and_removed() {
 }
 
 #[test]
-fn a_corrupt_or_old_index_is_rebuilt_with_a_notice() {
+fn a_file_that_is_not_an_index_is_never_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    // A typo'd --index naming a session file, and someone else's database.
+    let garbage = dir.path().join("session.jsonl");
+    let bytes = b"{\"type\":\"session\",\"id\":\"x\"}\n".repeat(200);
+    std::fs::write(&garbage, &bytes).unwrap();
+    let theirs = dir.path().join("theirs.sqlite");
+    {
+        let c = rusqlite::Connection::open(&theirs).unwrap();
+        c.execute_batch(
+            "CREATE TABLE files(x); INSERT INTO files VALUES(1); PRAGMA user_version = 4;",
+        )
+        .unwrap();
+    }
+    let theirs_bytes = std::fs::read(&theirs).unwrap();
+    for (path, expect) in [
+        (&garbage, "not a SQLite database"),
+        (&theirs, "not an agentlog index"),
+    ] {
+        let err = Index::open(path).unwrap_err().to_string();
+        assert!(err.contains(&path.display().to_string()), "{err}");
+        assert!(err.contains(expect), "{err}");
+        let err = Index::rebuild(path, &[], &mut |_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not an agentlog index"), "{err}");
+    }
+    assert_eq!(std::fs::read(&garbage).unwrap(), bytes);
+    assert_eq!(std::fs::read(&theirs).unwrap(), theirs_bytes);
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".lock"))
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[test]
+fn an_old_or_damaged_index_is_renamed_aside_never_deleted() {
     let dir = tempfile::tempdir().unwrap();
     let found = corpus(dir.path());
     let path = dir.path().join("index.sqlite");
-    std::fs::write(
-        &path,
-        b"this is not a database, just garbage bytes ".repeat(200),
-    )
-    .unwrap();
-    let (mut ix, notice) = Index::open(&path).unwrap();
-    assert!(notice.unwrap().contains("unusable"));
-    ix.update(&found, &mut |_| {}).unwrap();
-    assert_eq!(ix.sessions(&ListParams::default()).unwrap().len(), 3);
-    drop(ix);
-    // An index written by another version (the last one before this had
-    // no prefix indexes).
-    for old in [1, agentlog_index::SCHEMA_VERSION - 1] {
+    {
+        let (mut ix, notice) = Index::open(&path).unwrap();
+        assert!(notice.is_none());
+        ix.update(&found, &mut |_| {}).unwrap();
+    }
+    // An index written by another version (and one made before the
+    // application id was set).
+    for (old, legacy) in [(1, false), (agentlog_index::SCHEMA_VERSION - 1, true)] {
         {
             let c = rusqlite::Connection::open(&path).unwrap();
             c.execute_batch(&format!("PRAGMA user_version = {old}"))
                 .unwrap();
+            if legacy {
+                c.execute_batch("PRAGMA application_id = 0; DROP TABLE agentlog_index;")
+                    .unwrap();
+            }
         }
+        let before = std::fs::read(&path).unwrap();
         let (mut ix, notice) = Index::open(&path).unwrap();
         let notice = notice.unwrap();
         assert!(
@@ -597,13 +635,211 @@ fn a_corrupt_or_old_index_is_rebuilt_with_a_notice() {
             )),
             "{notice}"
         );
+        let aside: Vec<PathBuf> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                let n = p.file_name().unwrap().to_string_lossy().into_owned();
+                n.starts_with("index.sqlite.broken-")
+                    && !n.ends_with("-wal")
+                    && !n.ends_with("-shm")
+            })
+            .collect();
+        assert!(!aside.is_empty(), "nothing renamed aside");
+        assert!(notice.contains("moved to"), "{notice}");
+        assert!(aside.iter().any(|p| std::fs::read(p).unwrap() == before));
+        for p in aside {
+            std::fs::remove_file(p).unwrap();
+        }
         assert!(ix.sessions(&ListParams::default()).unwrap().is_empty());
         ix.update(&found, &mut |_| {}).unwrap();
         assert_eq!(ix.sessions(&ListParams::default()).unwrap().len(), 3);
     }
-    // Opening a healthy index says nothing.
-    let (_ix, notice) = Index::open(&path).unwrap();
-    assert!(notice.is_none());
+    // An index of this version without the application id (made by the
+    // agentlog before it) is marked in place, not rebuilt.
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("PRAGMA application_id = 0; DROP TABLE agentlog_index;")
+            .unwrap();
+    }
+    let (ix, notice) = Index::open(&path).unwrap();
+    assert!(notice.is_none(), "{notice:?}");
+    assert_eq!(ix.sessions(&ListParams::default()).unwrap().len(), 3);
+    drop(ix);
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let app: i32 = c
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(app, agentlog_index::APPLICATION_ID);
+}
+
+#[test]
+fn a_busy_index_is_reported_never_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let found = corpus(dir.path());
+    let path = dir.path().join("index.sqlite");
+    {
+        let (mut ix, _) = Index::open(&path).unwrap();
+        ix.update(&found, &mut |_| {}).unwrap();
+    }
+    // Another process holding the file exclusively.
+    let holder = rusqlite::Connection::open(&path).unwrap();
+    holder
+        .execute_batch("PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE; DELETE FROM usage;")
+        .unwrap();
+    let err = Index::open_waiting(&path, std::time::Duration::from_millis(200))
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        matches!(err, agentlog_index::IndexError::Busy { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("busy"), "{err}");
+    holder.execute_batch("ROLLBACK").unwrap();
+    drop(holder);
+    let (ix, notice) = Index::open(&path).unwrap();
+    assert!(notice.is_none(), "{notice:?}");
+    assert_eq!(ix.sessions(&ListParams::default()).unwrap().len(), 3);
+}
+
+#[test]
+fn concurrent_cold_starts_make_one_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let found = corpus(dir.path());
+    let path = dir.path().join("new/index.sqlite");
+    let threads: Vec<_> = (0..6)
+        .map(|_| {
+            let (path, found) = (path.clone(), found.clone());
+            std::thread::spawn(move || -> Result<usize, String> {
+                let (mut ix, notice) = Index::open(&path).map_err(|e| e.to_string())?;
+                if let Some(n) = notice {
+                    return Err(n);
+                }
+                ix.update(&found, &mut |_| {}).map_err(|e| e.to_string())?;
+                Ok(ix
+                    .sessions(&ListParams::default())
+                    .map_err(|e| e.to_string())?
+                    .len())
+            })
+        })
+        .collect();
+    for t in threads {
+        assert_eq!(t.join().unwrap(), Ok(3));
+    }
+    let names: Vec<String> = std::fs::read_dir(dir.path().join("new"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("building") || n.contains("broken"))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn the_index_is_private_and_dead_builders_leave_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let found = corpus(dir.path());
+    let path = dir.path().join("a/b/index.sqlite");
+    // A builder that died: its pid no longer runs.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+    std::fs::set_permissions(
+        dir.path().join("a/b"),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .unwrap();
+    for suffix in ["", "-wal", "-journal"] {
+        std::fs::write(
+            dir.path()
+                .join(format!("a/b/index.sqlite.building-{dead}{suffix}")),
+            b"half",
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.path().join("a/b/index.sqlite.building-notes"), b"mine").unwrap();
+    let (mut ix, _) = Index::open(&path).unwrap();
+    ix.update(&found, &mut |_| {}).unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&path), 0o600);
+    let fresh = dir.path().join("x/y/index.sqlite");
+    drop(Index::open(&fresh).unwrap());
+    assert_eq!(mode(&fresh), 0o600);
+    assert_eq!(mode(&dir.path().join("x/y")), 0o700);
+    assert_eq!(mode(&dir.path().join("x")), 0o700);
+    let mut names: Vec<String> = std::fs::read_dir(dir.path().join("a/b"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("building"))
+        .collect();
+    names.sort();
+    assert_eq!(names, ["index.sqlite.building-notes"]);
+    for entry in std::fs::read_dir(dir.path().join("a/b")).unwrap() {
+        let p = entry.unwrap().path();
+        let n = p.file_name().unwrap().to_string_lossy().into_owned();
+        if n.starts_with("index.sqlite") && !n.ends_with("notes") {
+            assert_eq!(mode(&p) & 0o077, 0, "{}", p.display());
+        }
+    }
+    // An index made 0644 by an older agentlog is made private on open.
+    drop(ix);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let _ = Index::open(&path).unwrap();
+    assert_eq!(mode(&path), 0o600);
+}
+
+#[test]
+fn mid_file_damage_is_found_and_reported_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let found = corpus(dir.path());
+    let path = dir.path().join("index.sqlite");
+    {
+        let (mut ix, _) = Index::open(&path).unwrap();
+        ix.update(&found, &mut |_| {}).unwrap();
+        assert!(ix.check().unwrap().is_empty());
+        // Checked just now: not due again.
+        assert!(!ix
+            .check_if_due(std::time::Duration::from_secs(3600))
+            .unwrap());
+        drop(ix);
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;")
+            .unwrap();
+    }
+    // Scribble over the b-tree pages of the `docs` table, as a bad disk
+    // sector would.
+    let page: u64 = {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.query_row(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'docs'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.seek(SeekFrom::Start((page - 1) * 4096)).unwrap();
+        f.write_all(&[0xa5; 4096]).unwrap();
+    }
+    let (ix, _) = match Index::open(&path) {
+        Ok(x) => x,
+        Err(e) => panic!("{e}"),
+    };
+    let err = ix
+        .check_if_due(std::time::Duration::from_secs(0))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("damaged"), "{err}");
+    assert!(err.contains("agentlog index --rebuild"), "{err}");
+    // The fix works.
+    drop(ix);
+    let (ix, _) = Index::rebuild(&path, &found, &mut |_| {}).unwrap();
+    assert!(ix.check().unwrap().is_empty());
+    assert_eq!(ix.sessions(&ListParams::default()).unwrap().len(), 3);
 }
 
 #[test]

@@ -99,6 +99,86 @@ where
     result
 }
 
+/// How [`write_file_with`] treats a file already at the target path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Existing {
+    /// Fail with an `AlreadyExists` error, leaving it as it is.
+    Refuse,
+    /// Replace it atomically (a symbolic link there is replaced itself;
+    /// the file it points at is left as it was).
+    Replace,
+}
+
+/// Writes a whole file at `path` through a private temp file (0600) in the
+/// same directory (created 0700 when missing): `fill` writes the content,
+/// which is synced, then moved into place, and the directory synced. With
+/// [`Existing::Refuse`] the move is a hard link, which never replaces
+/// anything (a planted symbolic link included); with [`Existing::Replace`]
+/// it is a rename. Nothing is ever written through a symbolic link, and on
+/// failure `path` is as it was and the temp file is removed. Returns what
+/// `fill` returned.
+pub fn write_file_with<T, E>(
+    path: &Path,
+    existing: Existing,
+    fill: impl FnOnce(&mut dyn Write) -> Result<T, E>,
+) -> Result<T, E>
+where
+    E: From<StoreError>,
+{
+    let dir = parent_dir(path);
+    ensure_dir(&dir)?;
+    if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(StoreError::NotRegularFile {
+            path: path.to_path_buf(),
+        }
+        .into());
+    }
+    let exists = |path: &Path| {
+        StoreError::io(
+            path,
+            "create",
+            std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "already exists (agentlog does not overwrite it unless told to, e.g. with --force)",
+            ),
+        )
+    };
+    if existing == Existing::Refuse && fs::symlink_metadata(path).is_ok() {
+        return Err(exists(path).into());
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), unique()));
+    let f = create_private(&tmp)?;
+    let result = (|| -> Result<T, E> {
+        let mut w = std::io::BufWriter::new(f);
+        let r = fill(&mut w)?;
+        let f = w
+            .into_inner()
+            .map_err(|e| StoreError::io(&tmp, "write", e.into_error()))?;
+        f.sync_all().map_err(|e| StoreError::io(&tmp, "fsync", e))?;
+        drop(f);
+        match existing {
+            Existing::Replace => {
+                fs::rename(&tmp, path).map_err(|e| StoreError::io(path, "rename", e))?
+            }
+            Existing::Refuse => match fs::hard_link(&tmp, path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    return Err(exists(path).into())
+                }
+                Err(e) => return Err(StoreError::io(path, "link", e).into()),
+            },
+        }
+        sync_dir(&dir)?;
+        Ok(r)
+    })();
+    let _ = fs::remove_file(&tmp);
+    result
+}
+
 /// Creates a new file readable and writable by the owner only (0600);
 /// fails if it exists (a symbolic link included).
 pub fn create_private(path: &Path) -> Result<File, StoreError> {
@@ -191,6 +271,58 @@ mod tests {
         assert!(err.to_string().contains("source failed"), "{err}");
         assert_eq!(fs::read(&p).unwrap(), b"old");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn new_files_never_replace_anything_nor_follow_links() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, b"precious").unwrap();
+        let link = dir.path().join("out/planted");
+        fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let w = |e| {
+            write_file_with(&link, e, |w| {
+                w.write_all(b"new")
+                    .map_err(|e| StoreError::io("x", "write", e))?;
+                Ok::<_, StoreError>(7)
+            })
+        };
+        let err = w(Existing::Refuse).unwrap_err();
+        assert!(err.to_string().contains("already exists"), "{err}");
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
+        assert_eq!(w(Existing::Replace).unwrap(), 7);
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
+        assert!(!fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(fs::read(&link).unwrap(), b"new");
+        assert_eq!(
+            fs::metadata(&link).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        let fresh = dir.path().join("a/b/new.md");
+        write_file_with(&fresh, Existing::Refuse, |w| {
+            w.write_all(b"x")
+                .map_err(|e| StoreError::io("x", "write", e))
+        })
+        .unwrap();
+        assert_eq!(
+            fs::metadata(&fresh).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert_eq!(
+            fs::metadata(dir.path().join("a"))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777,
+            0o700
+        );
+        assert_eq!(fs::read_dir(fresh.parent().unwrap()).unwrap().count(), 1);
     }
 
     #[cfg(unix)]

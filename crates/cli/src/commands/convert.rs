@@ -18,9 +18,13 @@ pub struct Args {
     /// Read as this format instead of detecting it.
     #[arg(long, value_name = "FORMAT")]
     pub from: Option<String>,
-    /// Write here instead of standard output.
+    /// Write here instead of standard output (a new file: an existing one
+    /// is an error unless --force).
     #[arg(long, short = 'o', value_name = "PATH")]
     pub output: Option<PathBuf>,
+    /// Replace the -o file when it exists (atomically).
+    #[arg(long, requires = "output")]
+    pub force: bool,
     /// Fail, writing nothing, when the target cannot hold everything.
     #[arg(long)]
     pub strict: bool,
@@ -53,7 +57,7 @@ pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let fidelity = write_output(args.output.as_deref(), |w| {
+    let fidelity = write_output(args.output.as_deref(), args.force, |w| {
         Ok(target.write(&read.session, w)?)
     })?;
     if args.json {

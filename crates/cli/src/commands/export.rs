@@ -1,5 +1,6 @@
 use crate::load;
 use agentlog_formats::render::{self, TextOptions};
+use agentlog_store::snapshot::{write_file_with, Existing};
 use anyhow::Context;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -30,9 +31,13 @@ pub struct Args {
     /// Read as this format instead of detecting it.
     #[arg(long, value_name = "FORMAT")]
     pub from: Option<String>,
-    /// Write here instead of standard output.
+    /// Write here instead of standard output (a new file: an existing one
+    /// is an error unless --force).
     #[arg(long, short = 'o', value_name = "PATH")]
     pub output: Option<PathBuf>,
+    /// Replace the -o file when it exists (atomically).
+    #[arg(long, requires = "output")]
+    pub force: bool,
 }
 
 /// Runs `agentlog export`.
@@ -54,14 +59,14 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     match body {
-        Some(text) => write_output(
-            args.output.as_deref(),
-            |w| Ok(w.write_all(text.as_bytes())?),
-        )?,
+        Some(text) => write_output(args.output.as_deref(), args.force, |w| {
+            Ok(w.write_all(text.as_bytes())?)
+        })?,
         None => {
             let target = load::format_named(&args.to)?;
-            let fidelity =
-                write_output(args.output.as_deref(), |w| Ok(target.write(&session, w)?))?;
+            let fidelity = write_output(args.output.as_deref(), args.force, |w| {
+                Ok(target.write(&session, w)?)
+            })?;
             if !fidelity.is_lossless() {
                 eprint!("{fidelity}");
             }
@@ -70,11 +75,14 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Calls `write` with the output file (written to a temporary file beside it
-/// and renamed into place, so a failed export leaves no half file) or with
-/// standard output.
+/// Calls `write` with the output file or with standard output. The file is
+/// written through a private temp file beside it (0600; missing
+/// directories 0700) and moved into place, so a failed export leaves no
+/// half file and no write follows a symbolic link; an existing file is an
+/// error unless `force`, which replaces it atomically.
 pub fn write_output<T>(
     path: Option<&Path>,
+    force: bool,
     write: impl FnOnce(&mut dyn Write) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     match path {
@@ -85,32 +93,13 @@ pub fn write_output<T>(
             Ok(r)
         }
         Some(path) => {
-            let dir = match path.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-                _ => PathBuf::from("."),
+            let existing = if force {
+                Existing::Replace
+            } else {
+                Existing::Refuse
             };
-            let tmp = dir.join(format!(
-                ".{}.agentlog-tmp-{}",
-                path.file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                std::process::id()
-            ));
-            let result = (|| -> anyhow::Result<T> {
-                let file = std::fs::File::create(&tmp)
-                    .with_context(|| format!("creating {}", tmp.display()))?;
-                let mut w = std::io::BufWriter::new(file);
-                let r = write(&mut w)?;
-                let file = w.into_inner().map_err(|e| e.into_error())?;
-                file.sync_all()?;
-                std::fs::rename(&tmp, path)
-                    .with_context(|| format!("writing {}", path.display()))?;
-                Ok(r)
-            })();
-            if result.is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-            result
+            write_file_with(path, existing, write)
+                .with_context(|| format!("writing {}", path.display()))
         }
     }
 }

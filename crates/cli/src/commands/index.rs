@@ -26,12 +26,19 @@ pub struct Args {
     /// half-way is rolled back; nothing is lost.
     #[arg(long, conflicts_with = "rebuild")]
     pub watch: bool,
+    /// Check the whole index file for damage (SQLite's quick_check) now;
+    /// without it the check runs when the last one is a week old.
+    #[arg(long, conflicts_with = "watch")]
+    pub check: bool,
     /// Print what was done as JSON.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
     pub loc: IndexLocation,
 }
+
+/// How often `agentlog index` checks the whole file for damage.
+const CHECK_EVERY: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// Where the index is and where sessions are found.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -173,6 +180,13 @@ pub fn cmd_index(args: Args) -> anyhow::Result<ExitCode> {
         let report = run_with_progress(&mut index, plan, tty)?;
         (index, report)
     };
+    // Damage in the middle of the file can go unnoticed by queries (they
+    // return what they can read): look for it on a schedule.
+    index.check_if_due(if args.check {
+        Duration::ZERO
+    } else {
+        CHECK_EVERY
+    })?;
     print_report(&index, &report, started.elapsed(), args.json)?;
     Ok(if report.failed > 0 {
         ExitCode::from(1)

@@ -15,9 +15,13 @@ use std::process::ExitCode;
 pub struct Args {
     /// Session file, or session id (prefix).
     pub session: String,
-    /// Write the migrated file here (atomically) instead of printing it.
+    /// Write the migrated file here instead of printing it (a new file: an
+    /// existing one is an error unless --force).
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
+    /// Replace the -o file when it exists (atomically).
+    #[arg(long, requires = "output")]
+    pub force: bool,
     /// Rewrite the file itself (atomically, holding its lock).
     #[arg(long)]
     pub in_place: bool,
@@ -70,7 +74,16 @@ pub fn cmd_migrate(args: Args) -> anyhow::Result<ExitCode> {
     };
     match &args.output {
         Some(outp) => {
-            agentlog_store::snapshot::write_atomic(outp, &migrated)?;
+            use agentlog_store::snapshot::{write_file_with, Existing};
+            let existing = if args.force {
+                Existing::Replace
+            } else {
+                Existing::Refuse
+            };
+            write_file_with(outp, existing, |w| {
+                w.write_all(&migrated)
+                    .map_err(|e| agentlog_store::StoreError::io(outp, "write", e))
+            })?;
             eprintln!(
                 "{}: version {version} -> {} written to {}",
                 path.display(),

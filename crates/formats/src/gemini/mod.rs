@@ -153,13 +153,28 @@ fn read_marker(dir: &Path) -> Option<String> {
 /// project through this marker, so a caller that writes a session to a
 /// [`ResumePlan`] path in a new project directory calls this for the
 /// directory above `chats/`.
+///
+/// The marker is created new (0600, in directories created 0700): a file,
+/// or a symbolic link, already at its name is left as it is.
 pub fn write_project_root(project_dir: &Path, cwd: &str) -> std::io::Result<()> {
-    std::fs::create_dir_all(project_dir)?;
-    let marker = project_dir.join(".project_root");
-    if marker.exists() {
-        return Ok(());
+    use std::io::Write;
+    let mut dirs = std::fs::DirBuilder::new();
+    dirs.recursive(true);
+    let mut file = std::fs::OpenOptions::new();
+    file.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        dirs.mode(0o700);
+        file.mode(0o600);
     }
-    std::fs::write(marker, cwd)
+    dirs.create(project_dir)?;
+    let marker = project_dir.join(".project_root");
+    match file.open(&marker) {
+        Ok(mut f) => f.write_all(cwd.as_bytes()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 fn is_chat(p: &Path) -> bool {

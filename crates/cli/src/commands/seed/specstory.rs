@@ -102,12 +102,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         .join(".specstory")
                         .join("history")
                         .join(file_name(&data, !local));
-                    if let Some(parent) = target.parent() {
-                        std::fs::create_dir_all(parent)
-                            .with_context(|| format!("creating {}", parent.display()))?;
-                    }
-                    std::fs::write(&target, md)
-                        .with_context(|| format!("writing {}", target.display()))?;
+                    // SpecStory re-renders its transcript as a session
+                    // grows: replace it atomically (a symbolic link planted
+                    // at the name is replaced itself, never written through).
+                    agentlog_store::snapshot::write_file_with(
+                        &target,
+                        agentlog_store::snapshot::Existing::Replace,
+                        |w| {
+                            w.write_all(md.as_bytes())
+                                .map_err(|e| agentlog_store::StoreError::io(&target, "write", e))
+                        },
+                    )
+                    .with_context(|| format!("writing {}", target.display()))?;
                     out::print(&format!("{}\n", target.display()))?;
                 }
             }
