@@ -120,6 +120,13 @@ impl Index {
     /// Runs SQLite's `quick_check` over the whole file and records when;
     /// returns the problems found (empty when the index is sound).
     pub fn check(&self) -> Result<Vec<String>, IndexError> {
+        // No update runs meanwhile: FTS5's own check (part of quick_check)
+        // reads its index in more than one step.
+        let _lock = if self.lock_updates {
+            Some(lockfile::IndexLock::acquire(&self.path)?)
+        } else {
+            None
+        };
         let problems = schema::quick_check(&self.conn, &self.path)?;
         if problems.is_empty() {
             let now = chrono::Utc::now().timestamp();
