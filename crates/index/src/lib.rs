@@ -127,7 +127,16 @@ impl Index {
         } else {
             None
         };
-        let problems = schema::quick_check(&self.conn, &self.path)?;
+        // A connection of its own: nothing cached from before another
+        // process's update.
+        let fresh = Connection::open_with_flags(
+            &self.path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .at(&self.path)?;
+        fresh.busy_timeout(schema::BUSY_TIMEOUT).at(&self.path)?;
+        let problems = schema::quick_check(&fresh, &self.path)?;
+        drop(fresh);
         if problems.is_empty() {
             let now = chrono::Utc::now().timestamp();
             schema::set_last_check(&self.conn, &self.path, now)?;
