@@ -24,10 +24,11 @@ pub fn cmd_export_html(args: &Args) -> anyhow::Result<ExitCode> {
         if let Some(out) = &args.output {
             refuse_foreign(out)?;
         }
-        write_output(
-            args.output.as_deref(),
-            |w| Ok(w.write_all(html.as_bytes())?),
-        )?;
+        // refuse_foreign let through only agentlog's own HTML exports (or
+        // nothing): those are replaced atomically.
+        write_output(args.output.as_deref(), true, |w| {
+            Ok(w.write_all(html.as_bytes())?)
+        })?;
         return Ok(ExitCode::SUCCESS);
     }
     let Some(dir) = &args.output else {
@@ -96,7 +97,7 @@ pub fn cmd_export_html(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let index_path = dir.join("index.html");
     refuse_foreign(&index_path)?;
-    write_output(Some(&index_path), |w| {
+    write_output(Some(&index_path), true, |w| {
         Ok(w.write_all(export_index(&items).as_bytes())?)
     })?;
     println!(
@@ -124,7 +125,7 @@ fn export_one(
     let html = export_session(&read.session, &s.path);
     let out = dir.join(name);
     refuse_foreign(&out)?;
-    write_output(Some(&out), |w| Ok(w.write_all(html.as_bytes())?))?;
+    write_output(Some(&out), true, |w| Ok(w.write_all(html.as_bytes())?))?;
     let title = s
         .title
         .clone()
