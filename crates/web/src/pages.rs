@@ -240,11 +240,12 @@ pub fn list_body(
 }
 
 /// Returns the body of a session page showing entries `from..to` of the
-/// branch, with paging controls (served) or every entry (export).
+/// branch, with paging controls (served) or every entry (export). `path`
+/// names the session in links, `shown_path` is the file shown.
 pub fn session_body(
     view: &View<'_>,
     info: Option<&SessionInfo>,
-    path: &str,
+    (path, shown_path): (&str, &str),
     from: usize,
     to: usize,
     target: &Target,
@@ -290,7 +291,7 @@ pub fn session_body(
     row("id", &meta.id);
     row("project", meta.cwd.as_deref().unwrap_or(""));
     row("model", meta.model.model.as_deref().unwrap_or(""));
-    row("file", path);
+    row("file", shown_path);
     row(
         "started",
         &meta
@@ -525,7 +526,15 @@ pub struct Exported {
 /// current branch).
 pub fn export_session(session: &Session, path: &str) -> String {
     let view = View::new(session, None, None);
-    let body = session_body(&view, None, path, 0, view.path.len(), &Target::Export, &[]);
+    let body = session_body(
+        &view,
+        None,
+        (path, path),
+        0,
+        view.path.len(),
+        &Target::Export,
+        &[],
+    );
     let title = session
         .meta
         .title

@@ -37,6 +37,9 @@ pub struct ServeConfig {
     pub token: Option<String>,
     /// Seconds between catalog refreshes (0: never).
     pub refresh_secs: u64,
+    /// Replace secrets (API keys, tokens, passwords, private keys) in
+    /// everything served; on by default beyond loopback.
+    pub redact: bool,
 }
 
 struct CachedSession {
@@ -49,6 +52,7 @@ struct App {
     cfg: ServeConfig,
     pool: Mutex<Vec<Index>>,
     sessions: Mutex<Vec<(PathBuf, CachedSession)>>,
+    keys: Mutex<std::collections::HashMap<String, String>>,
 }
 
 impl App {
@@ -66,6 +70,105 @@ impl App {
             }
         }
         r
+    }
+
+    /// Returns the redactor when served pages are redacted.
+    fn redactor(&self) -> Result<Option<&'static agentlog_redact::Redactor>, WebError> {
+        if !self.cfg.redact {
+            return Ok(None);
+        }
+        agentlog_redact::Redactor::builtin()
+            .map(Some)
+            .map_err(|e| WebError::Read(e.to_string()))
+    }
+
+    /// Replaces secrets in a piece of catalog text when pages are redacted.
+    fn scrub(&self, text: &mut Option<String>) -> Result<(), WebError> {
+        if let (Some(r), Some(t)) = (self.redactor()?, text.as_mut()) {
+            r.text(t, "catalog");
+        }
+        Ok(())
+    }
+
+    /// Replaces secrets in a search hit (its snippet piece by piece, so the
+    /// marks stay on the words found).
+    fn scrub_hit(&self, h: &mut agentlog_index::Hit) -> Result<(), WebError> {
+        let Some(r) = self.redactor()? else {
+            return Ok(());
+        };
+        // The whole snippet at once (a key name and its value may fall on
+        // either side of a mark), then the marks found again in order.
+        let words: Vec<String> = h
+            .segments()
+            .into_iter()
+            .filter(|s| s.hit)
+            .map(|s| s.text)
+            .collect();
+        let mut text = h.text.clone();
+        r.text(&mut text, "snippet");
+        // A snippet is a window of the text: a key name that marks the
+        // value as a secret may lie outside it. Long tokens of letters and
+        // digits (what keys and tokens look like) are masked as well.
+        let text = mask_tokens(&text);
+        let mut marks = Vec::new();
+        let mut pos = 0;
+        for w in words {
+            if let Some(k) = text.get(pos..).and_then(|t| t.find(w.as_str())) {
+                let start = pos + k;
+                marks.push(agentlog_index::Mark {
+                    start,
+                    end: start + w.len(),
+                });
+                pos = start + w.len();
+            }
+        }
+        h.text = text;
+        h.marks = marks;
+        h.snippet = h.text.clone();
+        self.scrub(&mut h.title)?;
+        self.scrub(&mut h.project)?;
+        Ok(())
+    }
+
+    /// Returns what links carry to name the session file at `path`: the
+    /// path itself, or when pages are redacted an opaque key (`k:` and 16
+    /// hex digits of its SHA-256), since a path can hold a secret.
+    fn key_of(&self, path: &str) -> String {
+        if !self.cfg.redact {
+            return path.to_string();
+        }
+        use sha2::{Digest, Sha256};
+        let d = Sha256::digest(path.as_bytes());
+        let hex: String = d.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        format!("k:{hex}")
+    }
+
+    /// Returns the session file a link names (see [`App::key_of`]).
+    fn resolve(&self, p: &str) -> Result<String, WebError> {
+        if !p.starts_with("k:") || !self.cfg.redact {
+            return Ok(p.to_string());
+        }
+        if let Some(found) = self.keys.lock().ok().and_then(|k| k.get(p).cloned()) {
+            return Ok(found);
+        }
+        let all = self.with_index(|i| {
+            Ok(i.session_page(&agentlog_index::PageParams {
+                limit: usize::MAX / 2,
+                ..Default::default()
+            })?)
+        })?;
+        let mut found = None;
+        if let Ok(mut keys) = self.keys.lock() {
+            keys.clear();
+            for s in all.sessions {
+                let k = self.key_of(&s.path);
+                if k == p {
+                    found = Some(s.path.clone());
+                }
+                keys.insert(k, s.path);
+            }
+        }
+        found.ok_or_else(|| WebError::NotFound("no such session in the index".into()))
     }
 
     /// Returns the parsed session at `path` (kept for the next request while
@@ -87,9 +190,12 @@ impl App {
         }
         let format = agentlog_formats::registry::by_name(&info.format)
             .ok_or_else(|| WebError::NotFound(format!("unknown format {}", info.format)))?;
-        let read = format
+        let mut read = format
             .read_path(&p)
             .map_err(|e| WebError::Read(e.to_string()))?;
+        if let Some(r) = self.redactor()? {
+            r.session(&mut read.session);
+        }
         let session = Arc::new(read.session);
         if let Ok(mut cache) = self.sessions.lock() {
             cache.retain(|(q, _)| *q != p);
@@ -129,6 +235,7 @@ pub fn serve(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<(), Web
             cfg: cfg.clone(),
             pool: Mutex::new(Vec::new()),
             sessions: Mutex::new(Vec::new()),
+            keys: Mutex::new(Default::default()),
         });
         if cfg.refresh_secs > 0 {
             let a = app.clone();
@@ -368,13 +475,19 @@ async fn list(State(app): State<Arc<App>>, Query(a): Query<ListArgs>) -> Respons
                 Some(e),
             ),
         };
-        let (page, agents, models) = app.with_index(|i| {
+        let (mut page, agents, models) = app.with_index(|i| {
             Ok((
                 i.session_page(&params)?,
                 i.agent_facets()?,
                 i.model_facets()?,
             ))
         })?;
+        for x in &mut page.sessions {
+            app.scrub(&mut x.title)?;
+            app.scrub(&mut x.first_prompt)?;
+            app.scrub(&mut x.project)?;
+            x.path = app.key_of(&x.path);
+        }
         let body = pages::list_body(&q, &page, &agents, &models, PER_PAGE, err.as_deref(), None);
         Ok(html(pages::shell(
             "agentlog: sessions",
@@ -410,7 +523,13 @@ fn opt(s: &str) -> Option<&str> {
 
 async fn session(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Response {
     blocking(app, move |app| {
-        let (session, info) = app.session(&a.p)?;
+        let real = app.resolve(&a.p)?;
+        let link = app.key_of(&real);
+        let (session, mut info) = app.session(&real)?;
+        app.scrub(&mut info.title)?;
+        app.scrub(&mut info.first_prompt)?;
+        let mut shown = Some(real.clone());
+        app.scrub(&mut shown)?;
         let view = View::new(&session, opt(&a.leaf), opt(&a.at));
         let at = opt(&a.at).and_then(|id| view.position(id));
         let from = match at {
@@ -418,16 +537,21 @@ async fn session(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> R
             None => 0,
         };
         let to = from + PAGE;
-        let dir = Path::new(&a.p).with_extension("");
-        let subagents =
+        let dir = Path::new(&real).with_extension("");
+        let mut subagents =
             app.with_index(|i| Ok(i.sessions_under(&dir.join("subagents").to_string_lossy())?))?;
+        for x in &mut subagents {
+            x.path = app.key_of(&x.path);
+            app.scrub(&mut x.title)?;
+            app.scrub(&mut x.first_prompt)?;
+        }
         let body = pages::session_body(
             &view,
             Some(&info),
-            &a.p,
+            (&link, shown.as_deref().unwrap_or("")),
             from,
             to,
-            &Target::Served { path: a.p.clone() },
+            &Target::Served { path: link.clone() },
             &subagents,
         );
         let title = info
@@ -465,23 +589,25 @@ async fn by_id(
 
 async fn entries(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Response {
     blocking(app, move |app| {
-        let (session, _) = app.session(&a.p)?;
+        let real = app.resolve(&a.p)?;
+        let link = app.key_of(&real);
+        let (session, _) = app.session(&real)?;
         let view = View::new(&session, opt(&a.leaf), None);
         let from = a.from.unwrap_or(0).min(view.path.len());
         let to =
             a.to.unwrap_or(from + PAGE)
                 .min(view.path.len())
                 .min(from + PAGE);
-        let target = Target::Served { path: a.p.clone() };
+        let target = Target::Served { path: link.clone() };
         let body = view.entries_html(from, to, &target);
         let mut r = html(body);
         // Forward pages name the next page; backward pages the one before.
         let next = if a.back.is_empty() {
             (to < view.path.len())
-                .then(|| pages::entries_url(&a.p, view.leaf.as_deref(), to, to + PAGE))
+                .then(|| pages::entries_url(&link, view.leaf.as_deref(), to, to + PAGE))
         } else {
             (from > 0).then(|| {
-                pages::entries_url(&a.p, view.leaf.as_deref(), from.saturating_sub(PAGE), from)
+                pages::entries_url(&link, view.leaf.as_deref(), from.saturating_sub(PAGE), from)
                     + "&amp;back=1"
             })
         };
@@ -514,7 +640,13 @@ async fn search(State(app): State<Arc<App>>, Query(a): Query<SearchArgs>) -> Res
             (Vec::new(), None)
         } else {
             match app.with_index(|i| Ok(i.search(&p)?)) {
-                Ok(h) => (h, None),
+                Ok(mut h) => {
+                    for x in &mut h {
+                        app.scrub_hit(x)?;
+                        x.path = app.key_of(&x.path);
+                    }
+                    (h, None)
+                }
                 Err(e) => (Vec::new(), Some(e.to_string())),
             }
         };
@@ -532,12 +664,18 @@ async fn search(State(app): State<Arc<App>>, Query(a): Query<SearchArgs>) -> Res
 async fn stats(State(app): State<Arc<App>>) -> Response {
     blocking(app, move |app| {
         let by = |g: GroupBy| -> Result<agentlog_index::Stats, WebError> {
-            app.with_index(|i| {
+            let mut st = app.with_index(|i| {
                 Ok(i.stats(&StatsParams {
                     by: g,
                     ..Default::default()
                 })?)
-            })
+            })?;
+            for r in &mut st.rows {
+                let mut k = Some(std::mem::take(&mut r.key));
+                app.scrub(&mut k)?;
+                r.key = k.unwrap_or_default();
+            }
+            Ok(st)
         };
         let body = pages::stats_body(
             &by(GroupBy::Day)?,
@@ -559,6 +697,7 @@ async fn stats(State(app): State<Arc<App>>) -> Response {
 struct TailState {
     app: Arc<App>,
     path: String,
+    link: String,
     format: &'static str,
     sent: usize,
     last_id: Option<String>,
@@ -572,6 +711,8 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
         let leaf = a.leaf.clone();
         let n = a.n.unwrap_or(0);
         tokio::task::spawn_blocking(move || -> Result<TailState, WebError> {
+            let p = app.resolve(&p)?;
+            let link = app.key_of(&p);
             let (session, info) = app.session(&p)?;
             let view = View::new(&session, opt(&leaf), None);
             let sent = n.min(view.path.len());
@@ -583,6 +724,7 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
             Ok(TailState {
                 app: app.clone(),
                 path: p,
+                link,
                 format,
                 sent,
                 last_id,
@@ -611,6 +753,7 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
             st.stat = now;
             let app = st.app.clone();
             let path = st.path.clone();
+            let link = st.link.clone();
             let format = st.format;
             let (sent, last) = (st.sent, st.last_id.clone());
             let r = tokio::task::spawn_blocking(
@@ -636,7 +779,7 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
                     let html = view.entries_html(
                         sent,
                         view.path.len(),
-                        &Target::Served { path: path.clone() },
+                        &Target::Served { path: link.clone() },
                     );
                     Ok(Some((
                         html,
@@ -664,6 +807,34 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
         .into_response();
     r.headers_mut().extend(secure_headers());
     r
+}
+
+/// Returns `text` with every token of at least 20 characters that mixes
+/// letters and digits (and is not a UUID) replaced by `[REDACTED]`.
+fn mask_tokens(text: &str) -> String {
+    let sep = |c: char| c.is_whitespace() || "\"'`,;=:()[]{}<>|".contains(c);
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        let uuid = word.len() == 36 && word.matches('-').count() == 4;
+        let risky = word.chars().count() >= 20
+            && word.chars().any(|c| c.is_ascii_digit())
+            && word.chars().any(|c| c.is_ascii_alphabetic())
+            && !uuid
+            && !word.starts_with("[REDACTED");
+        out.push_str(if risky { "[REDACTED]" } else { word.as_str() });
+        word.clear();
+    };
+    for c in text.chars() {
+        if sep(c) {
+            flush(&mut word, &mut out);
+            out.push(c);
+        } else {
+            word.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
 }
 
 /// Returns a token of 32 random hex digits from the system's random source.

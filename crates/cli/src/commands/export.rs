@@ -31,6 +31,10 @@ pub struct Args {
     /// Read as this format instead of detecting it.
     #[arg(long, value_name = "FORMAT")]
     pub from: Option<String>,
+    /// HTML only: keep secrets (API keys, tokens, passwords) instead of
+    /// redacting them, which HTML export does by default.
+    #[arg(long)]
+    pub no_redact: bool,
     /// Write here instead of standard output (a new file: an existing one
     /// is an error unless --force).
     #[arg(long, short = 'o', value_name = "PATH")]

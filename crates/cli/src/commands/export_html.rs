@@ -4,6 +4,7 @@ use super::export::{write_output, Args};
 use crate::commands::index::{self, IndexLocation};
 use crate::load;
 use agentlog_index::PageParams;
+use agentlog_redact::Redactor;
 use agentlog_web::{export_index, export_session, Exported};
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
@@ -16,11 +17,20 @@ const OURS: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8
 /// Runs `agentlog export --to html`.
 pub fn cmd_export_html(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(arg) = &args.session {
-        let (path, _format, read) = load::read(arg, args.from.as_deref())?;
+        let (path, _format, mut read) = load::read(arg, args.from.as_deref())?;
         for d in &read.diagnostics {
             eprintln!("{d}");
         }
-        let html = export_session(&read.session, &path.to_string_lossy());
+        let mut shown = path.to_string_lossy().into_owned();
+        if !args.no_redact {
+            let r = Redactor::builtin()?;
+            let report = r.session(&mut read.session);
+            if !report.is_empty() {
+                eprint!("{report}");
+            }
+            r.text(&mut shown, "path");
+        }
+        let html = export_session(&read.session, &shown);
         if let Some(out) = &args.output {
             refuse_foreign(out)?;
         }
@@ -64,13 +74,13 @@ pub fn cmd_export_html(args: &Args) -> anyhow::Result<ExitCode> {
         .map_or(2, |n| n.get())
         .min(8);
     let chunk = jobs.len().div_ceil(workers).max(1);
-    let results: Vec<anyhow::Result<Option<Exported>>> = std::thread::scope(|scope| {
+    let results: Vec<anyhow::Result<(Exported, usize)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = jobs
             .chunks(chunk)
             .map(|part| {
                 scope.spawn(move || {
                     part.iter()
-                        .map(|(s, name)| export_one(s, name, dir))
+                        .map(|(s, name)| export_one(s, name, dir, !args.no_redact))
                         .collect::<Vec<_>>()
                 })
             })
@@ -85,10 +95,14 @@ pub fn cmd_export_html(args: &Args) -> anyhow::Result<ExitCode> {
     });
     let mut items = Vec::new();
     let mut failed = 0;
+    let (mut secrets, mut with_secrets) = (0, 0);
     for r in results {
         match r {
-            Ok(Some(e)) => items.push(e),
-            Ok(None) => {}
+            Ok((e, n)) => {
+                items.push(e);
+                secrets += n;
+                with_secrets += usize::from(n > 0);
+            }
             Err(e) => {
                 failed += 1;
                 eprintln!("agentlog: {e:#}");
@@ -100,6 +114,9 @@ pub fn cmd_export_html(args: &Args) -> anyhow::Result<ExitCode> {
     write_output(Some(&index_path), true, |w| {
         Ok(w.write_all(export_index(&items).as_bytes())?)
     })?;
+    if secrets > 0 {
+        eprintln!("agentlog: redacted {secrets} secrets in {with_secrets} sessions (--no-redact keeps them)");
+    }
     println!(
         "wrote {} sessions and {}",
         items.len(),
@@ -116,22 +133,39 @@ fn export_one(
     s: &agentlog_index::SessionInfo,
     name: &str,
     dir: &Path,
-) -> anyhow::Result<Option<Exported>> {
+    redact: bool,
+) -> anyhow::Result<(Exported, usize)> {
     let path = PathBuf::from(&s.path);
     let format = load::format_named(&s.format)?;
-    let read = format
+    let mut read = format
         .read_path(&path)
         .with_context(|| format!("reading {} as {}", path.display(), s.format))?;
-    let html = export_session(&read.session, &s.path);
+    let redactor = if redact {
+        Some(Redactor::builtin()?)
+    } else {
+        None
+    };
+    let mut secrets = 0;
+    let mut shown = s.path.clone();
+    if let Some(r) = redactor {
+        secrets = r.session(&mut read.session).len();
+        r.text(&mut shown, "path");
+    }
+    let html = export_session(&read.session, &shown);
     let out = dir.join(name);
     refuse_foreign(&out)?;
     write_output(Some(&out), true, |w| Ok(w.write_all(html.as_bytes())?))?;
-    let title = s
+    let mut title = s
         .title
         .clone()
         .or_else(|| s.first_prompt.clone())
         .unwrap_or_else(|| s.session_id.clone());
-    Ok(Some(Exported {
+    let mut project = s.project.clone().unwrap_or_default();
+    if let Some(r) = redactor {
+        r.text(&mut title, "title");
+        r.text(&mut project, "project");
+    }
+    let exported = Exported {
         file: name.to_string(),
         title: title
             .lines()
@@ -141,14 +175,15 @@ fn export_one(
             .take(140)
             .collect(),
         agent: s.agent.clone(),
-        project: s.project.clone().unwrap_or_default(),
+        project,
         started: s
             .created_ms
             .and_then(chrono::DateTime::from_timestamp_millis)
             .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
             .unwrap_or_default(),
         messages: s.messages as usize,
-    }))
+    };
+    Ok((exported, secrets))
 }
 
 /// Returns `agent-id` with every character but letters, digits, `-`, `_`

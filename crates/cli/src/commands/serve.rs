@@ -34,6 +34,10 @@ pub struct Args {
         hide_env_values = true
     )]
     pub token: Option<String>,
+    /// Replace secrets (API keys, tokens, passwords, private keys) in every
+    /// page; always on when listening beyond loopback.
+    #[arg(long)]
+    pub redact: bool,
     /// Seconds between scans for new and changed sessions (0: never).
     #[arg(long, default_value_t = 10, value_name = "SECS")]
     pub refresh: u64,
@@ -77,7 +81,9 @@ pub fn cmd_serve(args: Args) -> anyhow::Result<ExitCode> {
         addr: SocketAddr::new(args.host, args.port),
         token: token.clone(),
         refresh_secs: args.refresh,
+        redact: args.redact || !args.host.is_loopback(),
     };
+    let redact = cfg.redact;
     serve(cfg, |addr| {
         let host = if addr.ip().is_unspecified() { "127.0.0.1".to_string() } else { addr.ip().to_string() };
         let host = if host.contains(':') { format!("[{host}]") } else { host };
@@ -92,6 +98,9 @@ pub fn cmd_serve(args: Args) -> anyhow::Result<ExitCode> {
             None => {
                 let _ = writeln!(out, "agentlog: serving at http://{host}:{}/", addr.port());
             }
+        }
+        if redact {
+            let _ = writeln!(out, "agentlog: secrets in sessions are redacted on every page");
         }
         let _ = writeln!(out, "agentlog: press Ctrl-C to stop");
         let _ = out.flush();

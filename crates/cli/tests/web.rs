@@ -1,0 +1,266 @@
+//! `agentlog serve` over HTTP and `agentlog export --to html`, without a
+//! browser: redaction of planted secrets (on by default for HTML export,
+//! with --redact on serve), the token, the security headers, and refusal of
+//! other host names.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod common;
+
+use agentlog_formats::discover::DiscoverEnv;
+use agentlog_formats::registry;
+use common::TestEnv;
+use std::io::{BufRead, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+
+/// Writes the planted-secret session where pi keeps its sessions.
+fn plant(env: &TestEnv) -> (PathBuf, Vec<String>) {
+    let session = agentlog_bench::secrets::planted_session(3);
+    let secrets: Vec<String> = agentlog_bench::secrets::planted(3)
+        .into_iter()
+        .map(|p| p.secret)
+        .collect();
+    let pi = registry::by_name("pi").unwrap();
+    let plan = pi
+        .resume_plan(&session, &DiscoverEnv::with_home(env.home()))
+        .unwrap();
+    std::fs::create_dir_all(plan.path.parent().unwrap()).unwrap();
+    let mut bytes = Vec::new();
+    pi.write(&session, &mut bytes).unwrap();
+    std::fs::write(&plan.path, bytes).unwrap();
+    (plan.path, secrets)
+}
+
+fn leaked<'a>(text: &str, secrets: &'a [String]) -> Vec<&'a str> {
+    secrets
+        .iter()
+        .filter(|s| text.contains(s.as_str()))
+        .map(String::as_str)
+        .collect()
+}
+
+#[test]
+fn html_export_redacts_by_default() {
+    let env = TestEnv::new();
+    let (path, secrets) = plant(&env);
+    let out = env.home().join("out.html");
+    let r = env.run(&[
+        "export",
+        path.to_str().unwrap(),
+        "--to",
+        "html",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("redacted"), "{}", r.stderr);
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(leaked(&html, &secrets), Vec::<&str>::new());
+    assert!(html.contains("[REDACTED:"));
+
+    let raw = env.home().join("raw.html");
+    let r = env.run(&[
+        "export",
+        path.to_str().unwrap(),
+        "--to",
+        "html",
+        "--no-redact",
+        "-o",
+        raw.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let html = std::fs::read_to_string(&raw).unwrap();
+    assert!(
+        leaked(&html, &secrets).len() > secrets.len() / 2,
+        "--no-redact keeps the secrets"
+    );
+
+    // Several sessions: the files and the index page.
+    let dir = env.home().join("all");
+    let r = env.run(&[
+        "export",
+        "--all",
+        "--to",
+        "html",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
+        assert_eq!(leaked(&text, &secrets), Vec::<&str>::new());
+    }
+}
+
+#[test]
+fn html_export_never_overwrites_foreign_files() {
+    let env = TestEnv::new();
+    let (path, _) = plant(&env);
+    let mine = env.write("notes.html", b"my own notes");
+    let r = env.run(&[
+        "export",
+        path.to_str().unwrap(),
+        "--to",
+        "html",
+        "-o",
+        mine.to_str().unwrap(),
+    ]);
+    assert_ne!(r.status, 0);
+    assert!(r.stderr.contains("not overwriting"), "{}", r.stderr);
+    assert_eq!(std::fs::read(&mine).unwrap(), b"my own notes");
+}
+
+struct Server {
+    child: Child,
+    port: u16,
+    first: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(env: &TestEnv, extra: &[&str]) -> Server {
+    let mut args = vec!["serve", "--port", "0", "--refresh", "0"];
+    args.extend_from_slice(extra);
+    let mut child = env
+        .command(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    // Everything up to the last line of the banner.
+    let mut first = String::new();
+    for l in lines.by_ref().map_while(Result::ok) {
+        first.push_str(&l);
+        first.push('\n');
+        if l.contains("Ctrl-C") {
+            break;
+        }
+    }
+    let port = first
+        .split("127.0.0.1:")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {first:?}"));
+    Server { child, port, first }
+}
+
+/// Returns the status line, headers and body of a GET.
+fn get(port: u16, path: &str, host: &str, cookie: Option<&str>) -> (String, String) {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let cookie = cookie
+        .map(|c| format!("Cookie: {c}\r\n"))
+        .unwrap_or_default();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\n{cookie}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    (head.to_string(), body.to_string())
+}
+
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b == b'/' || b == b'.' || b == b'-' || b == b'_' {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn serve_redacts_when_asked_and_sends_a_strict_policy() {
+    let env = TestEnv::new();
+    let (path, secrets) = plant(&env);
+    let page = format!("/session?p={}", enc(path.to_str().unwrap()));
+
+    let plain = start(&env, &[]);
+    let host = format!("127.0.0.1:{}", plain.port);
+    let (head, body) = get(plain.port, &page, &host, None);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        !leaked(&body, &secrets).is_empty(),
+        "without --redact the page shows the session as it is"
+    );
+    let csp = head
+        .lines()
+        .find(|l| {
+            l.to_ascii_lowercase()
+                .starts_with("content-security-policy")
+        })
+        .unwrap_or("");
+    assert!(
+        csp.contains("script-src 'self'") && csp.contains("default-src 'none'"),
+        "{head}"
+    );
+    assert!(!csp.contains("unsafe-inline"), "{head}");
+    // Another host name (DNS rebinding) is refused.
+    let (head, _) = get(plain.port, "/", "evil.example:80", None);
+    assert!(head.starts_with("HTTP/1.1 421"), "{head}");
+    // Files the index does not know are not served.
+    let (head, _) = get(plain.port, "/session?p=/etc/passwd", &host, None);
+    assert!(head.starts_with("HTTP/1.1 404"), "{head}");
+    drop(plain);
+
+    let red = start(&env, &["--redact"]);
+    assert!(red.first.contains("redacted"), "{}", red.first);
+    let host = format!("127.0.0.1:{}", red.port);
+    let (head, body) = get(red.port, &page, &host, None);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert_eq!(leaked(&body, &secrets), Vec::<&str>::new());
+    assert!(body.contains("[REDACTED:"));
+    // Search snippets, the list and the stats are redacted too.
+    for p in ["/search?q=token", "/search?q=key", "/", "/stats"] {
+        let (head, body) = get(red.port, p, &host, None);
+        assert!(head.starts_with("HTTP/1.1 200"), "{p}: {head}");
+        assert_eq!(leaked(&body, &secrets), Vec::<&str>::new(), "{p}");
+    }
+}
+
+#[test]
+fn serve_with_a_token_refuses_requests_without_it() {
+    let env = TestEnv::new();
+    plant(&env);
+    let token = "0123456789abcdef0123456789abcdef";
+    let s = start(&env, &["--token", token]);
+    assert!(s.first.contains(&format!("?token={token}")), "{}", s.first);
+    let host = format!("127.0.0.1:{}", s.port);
+    let (head, _) = get(s.port, "/", &host, None);
+    assert!(head.starts_with("HTTP/1.1 401"), "{head}");
+    let (head, _) = get(
+        s.port,
+        "/?token=wrongwrongwrongwrongwrongwrong12",
+        &host,
+        None,
+    );
+    assert!(head.starts_with("HTTP/1.1 401"), "{head}");
+    let (head, _) = get(s.port, &format!("/?token={token}"), &host, None);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("set-cookie: agentlog_token="),
+        "{head}"
+    );
+    let (head, _) = get(
+        s.port,
+        "/stats",
+        &host,
+        Some(&format!("agentlog_token={token}")),
+    );
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let r = env.run(&["serve", "--token", "short"]);
+    assert_eq!(r.status, 1);
+    assert!(r.stderr.contains("at least 16"), "{}", r.stderr);
+}
