@@ -402,7 +402,7 @@ fn serve_and_export_in_chromium() {
     let mut child = env
         .command(&["serve", "--port", "0", "--refresh", "1"])
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(std::fs::File::create(home.join("serve.stderr")).unwrap())
         .spawn()
         .unwrap();
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
@@ -473,9 +473,10 @@ fn serve_and_export_in_chromium() {
         .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
     assert!(
         r.get("error").is_none(),
-        "the browser run failed: {}\nsteps: {}",
+        "the browser run failed: {}\nsteps: {}\nserve said: {}",
         r["error"],
-        r["steps"]
+        r["steps"],
+        std::fs::read_to_string(home.join("serve.stderr")).unwrap_or_default()
     );
     assert!(appender.join().unwrap());
 

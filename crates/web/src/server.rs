@@ -750,7 +750,6 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
             if now == st.stat {
                 continue;
             }
-            st.stat = now;
             let app = st.app.clone();
             let path = st.path.clone();
             let link = st.link.clone();
@@ -759,11 +758,14 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
             let r = tokio::task::spawn_blocking(
                 move || -> Result<Option<(String, usize, Option<String>)>, WebError> {
                     // The catalog follows the file (read from where it stopped).
-                    let (mut w, _) = Index::open(&app.cfg.index_path)?;
-                    w.update_files(&[Found {
-                        path: PathBuf::from(&path),
-                        format,
-                    }])?;
+                    // A busy index (another update running) does not hold
+                    // the page back: the catalog catches up on the next change.
+                    if let Ok((mut w, _)) = Index::open(&app.cfg.index_path) {
+                        let _ = w.update_files(&[Found {
+                            path: PathBuf::from(&path),
+                            format,
+                        }]);
+                    }
                     let (session, _) = app.session(&path)?;
                     let view = View::new(&session, None, None);
                     let continues = match &last {
@@ -789,7 +791,10 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
                 },
             )
             .await;
+            // The file is looked at again until what it holds was sent (a
+            // line may still be on its way).
             if let Ok(Ok(Some((html, n, last)))) = r {
+                st.stat = now;
                 st.sent = n;
                 st.last_id = last;
                 let data = serde_json::json!({ "html": html, "n": n }).to_string();

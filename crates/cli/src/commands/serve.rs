@@ -50,8 +50,12 @@ pub fn cmd_serve(args: Args) -> anyhow::Result<ExitCode> {
     let (settings, path) = args.loc.resolve()?;
     let mut idx = index::open(&path)?;
     let found = index::discover(&settings, true)?;
+    // The plan holds the index's update lock until it is applied or dropped:
+    // it must not outlive this block (the server updates the index too).
     let plan = idx.plan(&found)?;
-    if !plan.is_empty() {
+    if plan.is_empty() {
+        drop(plan);
+    } else {
         eprintln!(
             "agentlog: indexing {} session files ({} MB) at {}",
             plan.files_to_read(),

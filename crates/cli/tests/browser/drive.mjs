@@ -139,7 +139,14 @@ try {
   await page.goto(base + 'session?p=' + encodeURIComponent(cfg.tailSession), { waitUntil: 'load' });
   await page.waitForSelector('#live.on', { timeout: 10000 });
   fs.writeFileSync(cfg.tailSignal, 'ready');
-  await page.waitForFunction((w) => document.getElementById('entries').innerText.includes(w), cfg.tailWord, { timeout: 20000 });
+  try {
+    await page.waitForFunction((w) => document.getElementById('entries').innerText.includes(w), cfg.tailWord, { timeout: 20000 });
+  } catch (e) {
+    const file = fs.readFileSync(cfg.tailSession, 'utf8');
+    const served = await page.evaluate(async (u) => (await fetch(u)).text(), base + 'session?p=' + encodeURIComponent(cfg.tailSession));
+    throw new Error('live tail: the file has the word: ' + file.includes(cfg.tailWord) + ', a reload has it: ' + served.includes(cfg.tailWord)
+      + ', tail url: ' + await page.getAttribute('main', 'data-tail') + ', live: ' + await page.locator('#live.on').count() + '\n' + file.slice(-600));
+  }
   out.tail = { shown: true, reloaded: false };
   log('tail');
 

@@ -1,0 +1,343 @@
+//! The web viewer and the HTML export, timed as a user runs them
+//! (`cargo bench -p agentlog-bench --bench web`):
+//!
+//! 1. `agentlog export --all --to html` of a 500-session Claude corpus
+//!    against `claude-code-log DIR -f html` (1.7.0, installed by
+//!    scripts/install-claude-code-log.sh) on copies of the same files;
+//! 2. the first page of the session list of `agentlog serve` over a
+//!    catalog of 100,000 sessions (request time over loopback, an upper
+//!    bound of the server time);
+//! 3. the first screen of a 100 MB session (the first request, which reads
+//!    the file, and the size of the page it sends).
+//!
+//! Prints figures, ratios and the machine's load.
+#![allow(missing_docs)]
+
+use agentlog_bench::gen::{self, Conv};
+use std::io::{BufRead, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+fn die(what: &str, e: impl std::fmt::Display) -> ! {
+    eprintln!("web bench: {what}: {e}");
+    std::process::exit(1)
+}
+
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn agentlog() -> PathBuf {
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["build", "--release", "--locked", "-p", "agentlog"])
+        .current_dir(root())
+        .status()
+        .unwrap_or_else(|e| die("cargo build", e));
+    if !status.success() {
+        die("cargo build", "failed");
+    }
+    root().join("target/release/agentlog")
+}
+
+fn cmd(bin: &Path, home: &Path) -> Command {
+    let mut c = Command::new(bin);
+    c.env_clear()
+        .env("HOME", home)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("TZ", "UTC")
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("XDG_CONFIG_HOME", home.join(".config"));
+    c
+}
+
+fn timed(c: &mut Command, what: &str) -> f64 {
+    let t = Instant::now();
+    let out = c.output().unwrap_or_else(|e| die(what, e));
+    if !out.status.success() {
+        die(what, String::from_utf8_lossy(&out.stderr));
+    }
+    t.elapsed().as_secs_f64()
+}
+
+fn dir_size(p: &Path) -> u64 {
+    let mut n = 0;
+    if let Ok(rd) = std::fs::read_dir(p) {
+        for e in rd.flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                n += dir_size(&path);
+            } else if let Ok(m) = e.metadata() {
+                n += m.len();
+            }
+        }
+    }
+    n
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap_or_else(|e| die("cp", e));
+    if !status.success() {
+        die("cp", "failed");
+    }
+}
+
+fn tiny(c: Conv) -> Conv {
+    let mut c = c;
+    c.turns.truncate(1);
+    for t in &mut c.turns {
+        t.steps.clear();
+        t.thinking = None;
+    }
+    c
+}
+
+struct Server(std::process::Child, u16);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve(bin: &Path, home: &Path) -> Server {
+    let mut child = cmd(bin, home)
+        .args(["serve", "--port", "0", "--refresh", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| die("serve", e));
+    let mut lines = std::io::BufReader::new(
+        child
+            .stdout
+            .take()
+            .unwrap_or_else(|| die("serve", "no stdout")),
+    )
+    .lines();
+    let first = lines.next().and_then(Result::ok).unwrap_or_default();
+    let port = first
+        .split("127.0.0.1:")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| die("serve", format!("no port in {first:?}")));
+    Server(child, port)
+}
+
+/// Returns the seconds a GET takes and the size of the body.
+fn get(port: u16, path: &str) -> (f64, usize) {
+    let t = Instant::now();
+    let mut s =
+        std::net::TcpStream::connect(("127.0.0.1", port)).unwrap_or_else(|e| die("connect", e));
+    let _ = write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    );
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let secs = t.elapsed().as_secs_f64();
+    if !out.starts_with(b"HTTP/1.1 200") {
+        die(
+            "GET",
+            format!(
+                "{path}: {}",
+                String::from_utf8_lossy(&out[..out.len().min(200)])
+            ),
+        );
+    }
+    (secs, out.len())
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"/._-".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+fn main() {
+    if !agentlog_bench::started_by_cargo_bench("web") {
+        return;
+    }
+    let tmp = std::env::temp_dir().join(format!("agentlog-bench-web-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap_or_else(|e| die("tmp", e));
+    let bin = agentlog();
+    println!("== agentlog web benchmark (load before: {})", load());
+
+    // 1. HTML export against claude-code-log.
+    let home = tmp.join("export-home");
+    let mut bytes = 0;
+    for n in 0..500 {
+        let p = gen::write_session(&home, "claude", &gen::conv(21, n))
+            .unwrap_or_else(|e| die("gen", e));
+        bytes += std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+    }
+    println!("corpus: 500 Claude sessions, {:.1} MB", bytes as f64 / 1e6);
+    let peer_home = tmp.join("peer-home");
+    std::fs::create_dir_all(&peer_home).unwrap_or_else(|e| die("mkdir", e));
+    copy_dir(&home.join(".claude"), &peer_home.join(".claude"));
+    let index_s = timed(cmd(&bin, &home).arg("index"), "agentlog index");
+    let out = tmp.join("html");
+    let export_s = timed(
+        cmd(&bin, &home)
+            .args(["export", "--all", "--to", "html", "-o"])
+            .arg(&out),
+        "agentlog export",
+    );
+    let out2 = tmp.join("html-raw");
+    let raw_s = timed(
+        cmd(&bin, &home)
+            .args(["export", "--all", "--to", "html", "--no-redact", "-o"])
+            .arg(&out2),
+        "agentlog export --no-redact",
+    );
+    println!(
+        "agentlog index (cold): {index_s:.2} s; export --all --to html: {export_s:.2} s ({:.0} MB written), without redaction {raw_s:.2} s (redaction costs {:.0}%)",
+        dir_size(&out) as f64 / 1e6,
+        (export_s / raw_s - 1.0) * 100.0
+    );
+    let ccl = Command::new("bash")
+        .arg(root().join("scripts/install-claude-code-log.sh"))
+        .output();
+    match ccl {
+        Ok(o) if o.status.success() => {
+            let peer = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+            let t = Instant::now();
+            let st = Command::new(&peer)
+                .arg(peer_home.join(".claude/projects"))
+                .args(["-f", "html"])
+                .env("HOME", &peer_home)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+            let peer_s = t.elapsed().as_secs_f64();
+            match st {
+                Ok(s) if s.success() => println!(
+                    "claude-code-log 1.7.0 -f html: {peer_s:.2} s ({:.0} MB of html)\n  ratio: agentlog export is {:.1}x faster (with its cold index: {:.1}x) (target >= 20x)",
+                    {
+                        let mut n = 0u64;
+                        for e in walk(&peer_home.join(".claude/projects")) {
+                            if e.extension().is_some_and(|x| x == "html") {
+                                n += std::fs::metadata(&e).map(|m| m.len()).unwrap_or(0);
+                            }
+                        }
+                        n as f64 / 1e6
+                    },
+                    peer_s / export_s,
+                    peer_s / (export_s + index_s)
+                ),
+                other => println!("claude-code-log failed: {other:?}; comparison skipped"),
+            }
+        }
+        Ok(o) => println!(
+            "claude-code-log is not available ({}); comparison skipped",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ),
+        Err(e) => println!("claude-code-log is not available ({e}); comparison skipped"),
+    }
+
+    // 2. The list of 100,000 sessions.
+    let big = tmp.join("list-home");
+    let t = Instant::now();
+    for n in 0..100_000 {
+        gen::write_session(&big, "claude", &tiny(gen::conv(5, n)))
+            .unwrap_or_else(|e| die("gen", e));
+    }
+    println!(
+        "generated 100,000 small Claude sessions in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let index_s = timed(cmd(&bin, &big).arg("index"), "agentlog index");
+    println!("indexed them in {index_s:.1} s (load {})", load());
+    {
+        let s = serve(&bin, &big);
+        let _ = get(s.1, "/");
+        let first = median((0..15).map(|_| get(s.1, "/").0).collect());
+        let deep = median((0..15).map(|_| get(s.1, "/?page=1000").0).collect());
+        let filtered = median(
+            (0..15)
+                .map(|_| get(s.1, "/?agent=claude&project=api&sort=messages").0)
+                .collect(),
+        );
+        println!(
+            "session list of 100,000: first page {:.1} ms, page 1,000 {:.1} ms, filtered and sorted {:.1} ms (median of 15 requests, round trip; target < 100 ms)",
+            first * 1e3,
+            deep * 1e3,
+            filtered * 1e3
+        );
+    }
+
+    // 3. A 100 MB session.
+    let huge = tmp.join("huge-home");
+    let mut c = gen::conv(9, 0);
+    let mut n = 1;
+    let path = loop {
+        let p = gen::write_session(&huge, "claude", &c).unwrap_or_else(|e| die("gen", e));
+        let len = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+        if len >= 100_000_000 {
+            break p;
+        }
+        let _ = std::fs::remove_file(&p);
+        let grow = ((100_000_000 - len) / (len / c.turns.len().max(1) as u64).max(1) + 10) as u64;
+        for _ in 0..grow.min(5000) {
+            let more = gen::conv(9, n);
+            n += 1;
+            c.turns.extend(more.turns);
+        }
+    };
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    timed(cmd(&bin, &huge).arg("index"), "agentlog index");
+    {
+        let s = serve(&bin, &huge);
+        let url = format!("/session?p={}", enc(&path.to_string_lossy()));
+        let (cold, body) = get(s.1, &url);
+        let warm = median((0..5).map(|_| get(s.1, &url).0).collect());
+        println!(
+            "{:.0} MB session: first screen {:.2} s on the first request (reads the file), {:.3} s after; page {:.0} KB (100 entries; the rest is fetched as the reader scrolls) (target < 1 s)",
+            size as f64 / 1e6,
+            cold,
+            warm,
+            body as f64 / 1e3
+        );
+    }
+    println!("load after: {}", load());
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+fn walk(p: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(p) {
+        for e in rd.flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                out.extend(walk(&path));
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
