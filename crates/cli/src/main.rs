@@ -76,6 +76,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// True when the error is in what the user asked (an unknown name, a value
+/// that cannot be parsed, a bad query): exit status 2, like clap's own
+/// usage errors.
+fn is_usage(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<agentlog_api::ApiError>()
+            .is_some_and(agentlog_api::ApiError::is_usage)
+            || c.downcast_ref::<agentlog_index::IndexError>()
+                .is_some_and(agentlog_api::is_usage_index)
+            || c.downcast_ref::<agentlog_formats::FormatError>()
+                .is_some_and(|e| matches!(e, agentlog_formats::FormatError::Unsupported { .. }))
+    })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
@@ -86,7 +100,11 @@ fn main() -> ExitCode {
             for cause in err.chain().skip(1) {
                 eprintln!("  caused by: {cause}");
             }
-            ExitCode::FAILURE
+            if is_usage(&err) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

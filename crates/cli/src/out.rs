@@ -9,6 +9,8 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|c| {
         c.downcast_ref::<io::Error>()
             .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>()
+                .is_some_and(|e| e.io_error_kind() == Some(io::ErrorKind::BrokenPipe))
     })
 }
 
@@ -32,10 +34,68 @@ pub fn print(text: &str) -> anyhow::Result<()> {
 }
 
 /// Writes `value` as pretty JSON and a newline to standard output.
+///
+/// The JSON is built first and written in one go, so a closed pipe is the
+/// plain I/O error [`is_broken_pipe`] recognises (serde_json's writer
+/// wraps it in its own error).
 pub fn print_json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
-    let mut o = io::stdout().lock();
-    serde_json::to_writer_pretty(&mut o, value).map_err(io::Error::other)?;
-    o.write_all(b"\n")?;
-    o.flush()?;
-    Ok(())
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    print(&text)
+}
+
+/// Returns `n` with thousands separated by commas: `1,234,567`.
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Returns the plural of an English noun: `entry` -> `entries`, `match`
+/// -> `matches`, `file` -> `files`.
+pub fn plural(noun: &str) -> String {
+    let b = noun.as_bytes();
+    let consonant_y = b.len() >= 2
+        && b[b.len() - 1] == b'y'
+        && !matches!(b[b.len() - 2], b'a' | b'e' | b'i' | b'o' | b'u');
+    if consonant_y {
+        format!("{}ies", &noun[..noun.len() - 1])
+    } else if ["s", "x", "ch", "sh"].iter().any(|e| noun.ends_with(e)) {
+        format!("{noun}es")
+    } else {
+        format!("{noun}s")
+    }
+}
+
+/// Returns `n` (digits grouped) and the noun, plural unless `n` is 1:
+/// `1 file`, `2 files`, `12,345 entries`.
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {}", group(n), plural(noun))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_read_as_english() {
+        assert_eq!(count(1, "hit"), "1 hit");
+        assert_eq!(count(0, "hit"), "0 hits");
+        assert_eq!(count(2, "entry"), "2 entries");
+        assert_eq!(count(1_234_567, "match"), "1,234,567 matches");
+        assert_eq!(count(3, "day"), "3 days");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(0), "0");
+    }
 }

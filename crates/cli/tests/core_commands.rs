@@ -83,7 +83,8 @@ fn export_markdown_to_a_file() {
 fn export_to_an_unknown_target_names_the_known_ones() {
     let (env, p) = env_with_session();
     let r = env.run(&["export", &p, "--to", "yaml"]);
-    assert_eq!(r.status, 1);
+    // A usage error, like clap's own.
+    assert_eq!(r.status, 2);
     assert!(
         r.stderr
             .contains("unknown format \"yaml\"; known formats: pi, claude"),
@@ -232,4 +233,37 @@ fn validate_a_directory_checks_the_sessions_below_it() {
         r.stdout
     );
     assert!(!r.stdout.contains("notes.txt"), "{}", r.stdout);
+}
+
+#[test]
+fn json_into_a_closed_pipe_exits_0_silently() {
+    use std::io::Read;
+    let env = TestEnv::new();
+    let big = common::fixtures().join("seeds/pi-mono/large-session.jsonl");
+    let big = big.display().to_string();
+    for args in [
+        vec!["show", big.as_str(), "--json"],
+        vec!["convert", big.as_str(), "--to", "json"],
+        vec!["export", big.as_str(), "--to", "json"],
+    ] {
+        let mut child = env
+            .command(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Like `| head -c 10`: read a little, then close the pipe.
+        let mut first = [0u8; 10];
+        child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
+    }
 }

@@ -235,9 +235,17 @@ fn agentlog_processes_starting_together_make_one_index() {
 fn bad_queries_and_dates_are_explained() {
     let env = TestEnv::new();
     let r = env.run(&["search", "--", "-only"]);
-    assert_ne!(r.status, 0);
+    assert_eq!(r.status, 2, "a usage error");
     assert!(r.stderr.contains("at least one word"), "{}", r.stderr);
     let r = env.run(&["search", "x", "--since", "soon"]);
-    assert_ne!(r.status, 0);
+    assert_eq!(r.status, 2, "a usage error");
     assert!(r.stderr.contains("--since \"soon\""), "{}", r.stderr);
+    let r = env.run(&["ls", "--since", "7x"]);
+    assert_eq!(r.status, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--since \"7x\""), "{}", r.stderr);
+    let r = env.run(&["stats", "--until", "7x"]);
+    assert_eq!(r.status, 2, "{}", r.stderr);
+    let r = env.run(&["ls", "--agent", "claud"]);
+    assert_eq!(r.status, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("unknown agent \"claud\""), "{}", r.stderr);
 }

@@ -74,7 +74,7 @@ impl Format for JsonFormat {
 
     fn write(&self, session: &Session, out: &mut dyn Write) -> Result<Fidelity, FormatError> {
         serde_json::to_writer_pretty(&mut *out, session)
-            .map_err(|e| FormatError::write("session JSON", std::io::Error::other(e)))?;
+            .map_err(|e| FormatError::write("session JSON", std::io::Error::from(e)))?;
         out.write_all(b"\n")
             .map_err(|e| FormatError::write("session JSON", e))?;
         Ok(Fidelity::new("json"))

@@ -1,11 +1,13 @@
 use crate::{config, out};
-use agentlog_formats::discover::{discover_report, Found};
-use agentlog_index::{Index, Plan, Progress, UpdateReport};
+use agentlog_api::refresh;
+use agentlog_formats::discover::Found;
+use agentlog_index::{Index, Progress, UpdateReport};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
 use std::time::{Duration, Instant};
 
 /// Build or refresh the search index of every session.
@@ -52,75 +54,84 @@ pub struct IndexLocation {
 }
 
 impl IndexLocation {
-    /// Returns the discovery settings and the index path.
-    pub fn resolve(&self) -> anyhow::Result<(config::Settings, PathBuf)> {
-        let settings = config::settings(&self.roots)?;
-        let path = match &self.index {
-            Some(p) => p.clone(),
-            None => settings
-                .env
-                .xdg_data_home()
-                .join("agentlog")
-                .join("index.sqlite"),
-        };
-        Ok((settings, path))
+    /// Returns the settings: discovery with the `--root` flags, and the
+    /// index path (`--index`, else the default).
+    pub fn resolve(&self) -> anyhow::Result<config::Settings> {
+        let mut settings = config::settings(&self.roots)?;
+        if let Some(p) = &self.index {
+            settings.index_path = p.clone();
+        }
+        Ok(settings)
     }
 }
 
 /// Returns every session discovered with `settings`, printing discovery
 /// problems when `warn`.
 pub fn discover(settings: &config::Settings, warn: bool) -> anyhow::Result<Vec<Found>> {
-    let formats = settings.formats(&[])?;
-    let report = discover_report(&settings.env, Some(&formats));
+    let (found, problems) = refresh::discover(settings)?;
     if warn {
-        for d in &report.diagnostics {
+        for d in &problems {
             eprintln!("agentlog: warning: {d}");
         }
     }
-    Ok(report.found)
+    Ok(found)
 }
 
-/// Opens the index at `path`, telling the user when it had to be replaced.
-pub fn open(path: &std::path::Path) -> anyhow::Result<Index> {
-    let (index, notice) = Index::open(path)?;
-    if let Some(n) = notice {
-        eprintln!("agentlog: {n}");
-    }
-    Ok(index)
+/// Prints what happens while the index is opened and refreshed: notices,
+/// and a progress bar while an empty index is built (on a terminal).
+struct Shown {
+    bar: Option<ProgressBar>,
+    tty: bool,
 }
 
-/// A refresh reads at most this much before a command runs; beyond it the
-/// command uses the index as it is and says to run `agentlog index`.
-const CHEAP_FILES: usize = 200;
-const CHEAP_BYTES: u64 = 64 * 1024 * 1024;
-
-/// Returns the index, brought up to date first when that is cheap (a stat of
-/// every file shows little to read) or when it is empty; for `search`,
-/// `stats` and `ls`.
-pub fn refreshed(loc: &IndexLocation) -> anyhow::Result<Index> {
-    let (settings, path) = loc.resolve()?;
-    let mut index = open(&path)?;
-    let found = discover(&settings, false)?;
-    let plan = index.plan(&found)?;
-    if plan.is_empty() {
-        return Ok(index);
+impl Shown {
+    fn new(tty: bool) -> Shown {
+        Shown { bar: None, tty }
     }
-    let empty = index.counts()?.1 == 0 && index.file_state_count()? == 0;
-    if empty || (plan.files_to_read() <= CHEAP_FILES && plan.bytes <= CHEAP_BYTES) {
-        let tty = std::io::stderr().is_terminal();
-        if empty && tty {
-            eprintln!(
-                "agentlog: building the index of {} sessions at {}",
-                plan.files_to_read(),
-                path.display()
-            );
+
+    fn event(&mut self, e: refresh::Event<'_>) {
+        match e {
+            refresh::Event::Replaced { notice } => eprintln!("agentlog: {notice}"),
+            refresh::Event::Building { files, path } if self.tty => {
+                eprintln!(
+                    "agentlog: building the index of {} at {}",
+                    out::count(files as u64, "session"),
+                    path.display()
+                );
+                self.bar = Some(bar(0));
+            }
+            refresh::Event::Building { .. } => {}
+            refresh::Event::Progress(p) => show_progress(self.bar.as_ref(), p),
         }
-        run_with_progress(&mut index, plan, empty && tty)?;
-    } else {
+    }
+
+    fn finish(self) {
+        if let Some(b) = self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+fn show_progress(pb: Option<&ProgressBar>, p: Progress) {
+    if let Some(pb) = pb {
+        pb.set_length(p.bytes_total.max(1));
+        pb.set_position(p.bytes_done);
+        pb.set_message(format!("{}/{} files", p.done, p.total));
+    }
+}
+
+/// Returns the index, brought up to date first when that is cheap (see
+/// [`refresh::refreshed`]); for `search`, `stats` and `ls --cached`.
+pub fn refreshed(loc: &IndexLocation) -> anyhow::Result<Index> {
+    let settings = loc.resolve()?;
+    let mut shown = Shown::new(std::io::stderr().is_terminal());
+    let (index, what) = refresh::refreshed(&settings, &mut |e| shown.event(e))?;
+    shown.finish();
+    if let refresh::Refreshed::Behind { files, bytes } = what {
         eprintln!(
-            "agentlog: the index is behind by {} files ({} MB); results may be stale. Run `agentlog index` to update it.",
-            plan.files_to_read() + plan.files_to_remove(),
-            plan.bytes / 1_000_000
+            "agentlog: the index is behind by {} ({} MB); results may be stale. Run `agentlog index` to update it.",
+            out::count(files as u64, "file"),
+            bytes / 1_000_000
         );
     }
     Ok(index)
@@ -137,49 +148,27 @@ fn bar(total_bytes: u64) -> ProgressBar {
     pb
 }
 
-fn run_with_progress(index: &mut Index, plan: Plan, show: bool) -> anyhow::Result<UpdateReport> {
-    if !show {
-        return Ok(index.apply(plan, &mut |_| {})?);
-    }
-    let pb = bar(plan.bytes);
-    let report = index.apply(plan, &mut |p: Progress| {
-        pb.set_length(p.bytes_total.max(1));
-        pb.set_position(p.bytes_done);
-        pb.set_message(format!("{}/{} files", p.done, p.total));
-    });
-    pb.finish_and_clear();
-    Ok(report?)
-}
-
 /// Runs `agentlog index`.
 pub fn cmd_index(args: Args) -> anyhow::Result<ExitCode> {
-    let (settings, path) = args.loc.resolve()?;
+    let settings = args.loc.resolve()?;
     let tty = std::io::stderr().is_terminal();
     if args.watch {
-        return watch(&settings, &path, args.json);
+        return watch(&settings, args.json);
     }
     let started = Instant::now();
     let found = discover(&settings, true)?;
-    let (index, report) = if args.rebuild {
-        let pb = tty.then(|| bar(0));
-        let r = Index::rebuild(&path, &found, &mut |p: Progress| {
-            if let Some(pb) = &pb {
-                pb.set_length(p.bytes_total.max(1));
-                pb.set_position(p.bytes_done);
-                pb.set_message(format!("{}/{} files", p.done, p.total));
-            }
-        })
-        .with_context(|| format!("rebuilding the index at {}", path.display()))?;
-        if let Some(pb) = pb {
-            pb.finish_and_clear();
+    let pb = tty.then(|| bar(0));
+    let (index, report) = refresh::update(&settings, &found, args.rebuild, &mut |e| {
+        if let refresh::Event::Progress(p) = e {
+            show_progress(pb.as_ref(), p);
+        } else if let refresh::Event::Replaced { notice } = e {
+            eprintln!("agentlog: {notice}");
         }
-        r
-    } else {
-        let mut index = open(&path)?;
-        let plan = index.plan(&found)?;
-        let report = run_with_progress(&mut index, plan, tty)?;
-        (index, report)
-    };
+    })
+    .with_context(|| format!("updating the index at {}", settings.index_path.display()))?;
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
     // Damage in the middle of the file can go unnoticed by queries (they
     // return what they can read): look for it on a schedule.
     index.check_if_due(if args.check {
@@ -209,15 +198,15 @@ fn print_report(index: &Index, r: &UpdateReport, took: Duration, json: bool) -> 
         return out::print_json(&v);
     }
     out::print(&format!(
-        "{} sessions, {} entries in {}\nthis run: {} files read in full, {} appended, {} unchanged, {} removed, {} failed ({:.1} MB in {:.2} s)\n",
-        sessions,
-        entries,
+        "{}, {} in {}\nthis run: {} read in full, {} appended, {} unchanged, {} removed, {} failed ({:.1} MB in {:.2} s)\n",
+        out::count(sessions, "session"),
+        out::count(entries, "entry"),
         index.path().display(),
-        r.read_full,
-        r.appended,
-        r.unchanged,
-        r.removed,
-        r.failed,
+        out::count(r.read_full as u64, "file"),
+        out::group(r.appended as u64),
+        out::group(r.unchanged as u64),
+        out::group(r.removed as u64),
+        out::group(r.failed as u64),
         r.bytes_read as f64 / 1e6,
         took.as_secs_f64()
     ))?;
@@ -229,41 +218,39 @@ fn print_report(index: &Index, r: &UpdateReport, took: Duration, json: bool) -> 
     Ok(())
 }
 
-fn watch(
-    settings: &config::Settings,
-    path: &std::path::Path,
-    json: bool,
-) -> anyhow::Result<ExitCode> {
-    let mut index = open(path)?;
+fn watch(settings: &config::Settings, json: bool) -> anyhow::Result<ExitCode> {
+    let mut index = refresh::open(settings, &mut |e| {
+        if let refresh::Event::Replaced { notice } = e {
+            eprintln!("agentlog: {notice}");
+        }
+    })?;
     eprintln!(
         "agentlog: watching sessions; index at {} (Ctrl-C to stop)",
-        path.display()
+        settings.index_path.display()
     );
     let min = Duration::from_millis(500);
     let max = Duration::from_secs(16);
     let mut wait = min;
     loop {
         let started = Instant::now();
-        let found = discover(settings, false)?;
-        let plan = index.plan(&found)?;
-        if plan.is_empty() {
-            wait = (wait * 2).min(max);
-        } else {
-            let r = index.apply(plan, &mut |_| {})?;
-            if json {
-                let line = serde_json::to_string(&r)?;
-                out::print(&format!("{line}\n"))?;
-            } else {
-                out::print(&format!(
-                    "{} files updated ({} appended, {} removed, {} entries) in {:.0} ms\n",
-                    r.read_full + r.appended + r.failed,
-                    r.appended,
-                    r.removed,
-                    r.entries,
-                    started.elapsed().as_secs_f64() * 1000.0
-                ))?;
+        match refresh::watch_round(&mut index, settings)? {
+            None => wait = (wait * 2).min(max),
+            Some(r) => {
+                if json {
+                    let line = serde_json::to_string(&r)?;
+                    out::print(&format!("{line}\n"))?;
+                } else {
+                    out::print(&format!(
+                        "{} updated ({} appended, {} removed, {}) in {:.0} ms\n",
+                        out::count((r.read_full + r.appended + r.failed) as u64, "file"),
+                        r.appended,
+                        r.removed,
+                        out::count(r.entries, "entry"),
+                        started.elapsed().as_secs_f64() * 1000.0
+                    ))?;
+                }
+                wait = min;
             }
-            wait = min;
         }
         std::thread::sleep(wait);
     }

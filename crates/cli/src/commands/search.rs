@@ -77,11 +77,12 @@ pub fn cmd_search(args: Args) -> anyhow::Result<ExitCode> {
     // Check the query before any indexing work.
     agentlog_index::to_fts(&params.query)?;
     let index = refreshed(&args.loc)?;
-    let hits = index.search(&params)?;
+    let found = agentlog_api::search(&index, &params)?;
+    let hits = found.hits;
     if args.json {
         out::print_json(&hits)?;
     } else {
-        out::print(&render(&hits, out::use_color()))?;
+        out::print(&render(&hits, found.more, out::use_color()))?;
     }
     Ok(if hits.is_empty() {
         ExitCode::from(1)
@@ -90,7 +91,7 @@ pub fn cmd_search(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn render(hits: &[Hit], color: bool) -> String {
+fn render(hits: &[Hit], more: bool, color: bool) -> String {
     let (bold, dim, reset) = if color {
         ("\x1b[1m", "\x1b[2m", "\x1b[0m")
     } else {
@@ -126,7 +127,7 @@ fn render(hits: &[Hit], color: bool) -> String {
         ));
         let mut line = String::from("    ");
         for seg in h.segments() {
-            let text = seg.text.replace(['\n', '\r', '\t'], " ");
+            let text = squeeze(&seg.text);
             if seg.hit {
                 if color {
                     line.push_str(&format!("{bold}{text}{reset}"));
@@ -137,12 +138,52 @@ fn render(hits: &[Hit], color: bool) -> String {
                 line.push_str(&text);
             }
         }
-        s.push_str(line.trim_end());
+        s.push_str("    ");
+        s.push_str(line[4..].trim());
         s.push('\n');
     }
+    let shown = if more {
+        format!(
+            "the best {} shown; more match (raise --limit)",
+            out::count(hits.len() as u64, "hit")
+        )
+    } else {
+        out::count(hits.len() as u64, "hit")
+    };
     s.push_str(&format!(
-        "{dim}{} hits; open one with: agentlog show SESSION --at ENTRY{reset}\n",
-        hits.len()
+        "{dim}{shown}; open one with: agentlog show SESSION --at ENTRY{reset}\n"
     ));
     s
+}
+
+/// Returns `text` on one line with every run of whitespace as one space.
+fn squeeze(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            space = true;
+        } else {
+            if space {
+                out.push(' ');
+            }
+            space = false;
+            out.push(c);
+        }
+    }
+    if space {
+        out.push(' ');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippets_keep_one_space_per_run_of_whitespace() {
+        assert_eq!(squeeze("a   b\n\n\tc "), "a b c ");
+        assert_eq!(squeeze("  lead"), " lead");
+    }
 }

@@ -21,7 +21,7 @@ pub(crate) const WRITER_VERSION: &str = "2.1.80";
 
 fn emit(out: &mut dyn Write, v: &Value) -> Result<(), FormatError> {
     let mut line = serde_json::to_vec(v)
-        .map_err(|e| FormatError::write("Claude transcript line", std::io::Error::other(e)))?;
+        .map_err(|e| FormatError::write("Claude transcript line", std::io::Error::from(e)))?;
     line.push(b'\n');
     out.write_all(&line)
         .map_err(|e| FormatError::write("Claude transcript", e))

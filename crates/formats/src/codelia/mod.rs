@@ -134,7 +134,7 @@ impl Format for CodeliaFormat {
         if session.meta.extra.get(LAYOUT_KEY).and_then(Value::as_str) == Some(LAYOUT_STATE) {
             let (value, fid) = state::encode(session);
             let mut buf = serde_json::to_vec_pretty(&value)
-                .map_err(|e| FormatError::write("codelia state", std::io::Error::other(e)))?;
+                .map_err(|e| FormatError::write("codelia state", std::io::Error::from(e)))?;
             buf.push(b'\n');
             out.write_all(&buf)
                 .map_err(|e| FormatError::write("codelia state", e))?;
@@ -143,7 +143,7 @@ impl Format for CodeliaFormat {
         let (lines, fid) = encode_log(session);
         for line in lines {
             let mut buf = serde_json::to_vec(&line)
-                .map_err(|e| FormatError::write("codelia record", std::io::Error::other(e)))?;
+                .map_err(|e| FormatError::write("codelia record", std::io::Error::from(e)))?;
             buf.push(b'\n');
             out.write_all(&buf)
                 .map_err(|e| FormatError::write("codelia record", e))?;

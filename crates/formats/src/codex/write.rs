@@ -19,7 +19,7 @@ pub(super) fn write(session: &Session, out: &mut dyn Write) -> Result<Fidelity, 
         doc.insert("session".into(), lines.next().unwrap_or(Value::Null));
         doc.insert("items".into(), Value::Array(lines.collect()));
         serde_json::to_writer_pretty(&mut *out, &Value::Object(doc))
-            .map_err(|e| FormatError::write("codex session", std::io::Error::other(e)))?;
+            .map_err(|e| FormatError::write("codex session", std::io::Error::from(e)))?;
         out.write_all(b"\n")
             .map_err(|e| FormatError::write("codex session", e))?;
         return Ok(fidelity);
@@ -31,7 +31,7 @@ pub(super) fn write(session: &Session, out: &mut dyn Write) -> Result<Fidelity, 
     };
     for line in lines {
         serde_json::to_writer(&mut *out, &line)
-            .map_err(|e| FormatError::write("codex rollout", std::io::Error::other(e)))?;
+            .map_err(|e| FormatError::write("codex rollout", std::io::Error::from(e)))?;
         out.write_all(b"\n")
             .map_err(|e| FormatError::write("codex rollout", e))?;
     }

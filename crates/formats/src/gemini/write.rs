@@ -9,8 +9,8 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::io::Write;
 
-fn io(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> FormatError {
-    FormatError::write("gemini chat", std::io::Error::other(e))
+fn io(e: serde_json::Error) -> FormatError {
+    FormatError::write("gemini chat", std::io::Error::from(e))
 }
 
 pub(super) fn write(session: &Session, out: &mut dyn Write) -> Result<Fidelity, FormatError> {

@@ -158,7 +158,7 @@ impl Format for PiFormat {
                     record: &serde_json::Map<String, Value>|
          -> Result<(), FormatError> {
             let mut buf = serde_json::to_vec(record)
-                .map_err(|e| FormatError::write("a pi record", std::io::Error::other(e)))?;
+                .map_err(|e| FormatError::write("a pi record", std::io::Error::from(e)))?;
             buf.push(b'\n');
             out.write_all(&buf)
                 .map_err(|e| FormatError::write("a pi session", e))

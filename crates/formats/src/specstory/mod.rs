@@ -87,7 +87,7 @@ pub fn read_session_data(path: &Path, bytes: &[u8]) -> Result<SessionData, Forma
 /// and a final newline.
 pub fn to_json(data: &SessionData) -> Result<String, FormatError> {
     let mut s = serde_json::to_string_pretty(data)
-        .map_err(|e| FormatError::write("SessionData JSON", std::io::Error::other(e)))?;
+        .map_err(|e| FormatError::write("SessionData JSON", std::io::Error::from(e)))?;
     s.push('\n');
     Ok(s)
 }

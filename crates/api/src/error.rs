@@ -1,0 +1,139 @@
+//! The error type of the library API.
+
+use std::path::PathBuf;
+
+/// One candidate of an ambiguous id prefix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// The format that reads it.
+    pub format: String,
+    /// Its full id.
+    pub id: String,
+    /// Its file.
+    pub path: PathBuf,
+}
+
+/// Errors of the library API. None names a command-line flag: front ends
+/// add their own words (which flag, what to run next).
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// An agent name no format has.
+    #[error("unknown agent {name:?}; known agents: {known}")]
+    UnknownAgent {
+        /// The name as given.
+        name: String,
+        /// The known names, comma-separated.
+        known: String,
+    },
+    /// A format name the registry does not have.
+    #[error("unknown format {name:?}; known formats: {known}")]
+    UnknownFormat {
+        /// The name as given.
+        name: String,
+        /// The known names, comma-separated.
+        known: String,
+    },
+    /// A root that is not `AGENT=PATH`.
+    #[error("root {value:?}: expected AGENT=PATH, e.g. claude=/backup/.claude")]
+    BadRoot {
+        /// The value as given.
+        value: String,
+    },
+    /// The configuration file cannot be understood.
+    #[error("{}{}: invalid configuration: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Config {
+        /// The file.
+        path: PathBuf,
+        /// The line, when known.
+        line: Option<usize>,
+        /// What is wrong.
+        message: String,
+    },
+    /// No session file or id matches.
+    #[error(
+        "{id}: no such file, and none of the {searched} sessions found has an id starting with it"
+    )]
+    NotFound {
+        /// The id or path as given.
+        id: String,
+        /// How many sessions were looked at.
+        searched: usize,
+    },
+    /// An id prefix matches several sessions.
+    #[error("{}", ambiguous(prefix, candidates))]
+    Ambiguous {
+        /// The prefix as given.
+        prefix: String,
+        /// The sessions it matches.
+        candidates: Vec<Candidate>,
+    },
+    /// A session file cannot be read or written.
+    #[error(transparent)]
+    Format(#[from] agentlog_formats::FormatError),
+    /// The index failed.
+    #[error(transparent)]
+    Index(#[from] agentlog_index::IndexError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] agentlog_store::StoreError),
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn ambiguous(prefix: &str, cands: &[Candidate]) -> String {
+    let mut msg = format!(
+        "{prefix}: the id prefix is ambiguous; it matches {} sessions:",
+        cands.len()
+    );
+    for c in cands.iter().take(20) {
+        msg.push_str(&format!(
+            "\n  {:<9} {}  {}",
+            c.format,
+            c.id,
+            c.path.display()
+        ));
+    }
+    if cands.len() > 20 {
+        msg.push_str(&format!("\n  … and {} more", cands.len() - 20));
+    }
+    msg.push_str("\ngive more characters of the id, or the path");
+    msg
+}
+
+impl ApiError {
+    /// Returns an `Io` error for `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> ApiError {
+        ApiError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// True when the error is in what the caller asked (an unknown name, a
+    /// value that cannot be parsed, a bad query) rather than in the data or
+    /// the machine: command lines exit with status 2 for these.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            ApiError::UnknownAgent { .. }
+            | ApiError::UnknownFormat { .. }
+            | ApiError::BadRoot { .. } => true,
+            ApiError::Index(e) => is_usage_index(e),
+            _ => false,
+        }
+    }
+}
+
+/// True for index errors in what the caller asked (a filter value, a query).
+pub fn is_usage_index(e: &agentlog_index::IndexError) -> bool {
+    matches!(
+        e,
+        agentlog_index::IndexError::Filter { .. } | agentlog_index::IndexError::Query { .. }
+    )
+}

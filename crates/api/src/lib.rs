@@ -1,0 +1,128 @@
+//! The library every agentlog front end calls: the command line, the web
+//! viewer, a team server, an editor plugin.
+//!
+//! A [`Library`] holds [`Settings`] (where sessions are found, where the
+//! index is) and offers the services each front end needs: list sessions
+//! ([`Library::list`], one [`SessionSummary`] each), resolve an id or id
+//! prefix ([`Library::resolve`]), read a session ([`Library::read`]),
+//! search and count through the index (refreshed first when that is cheap,
+//! [`refresh`]), and convert ([`Library::convert`]). Front ends parse their
+//! input, make one call, and print the result.
+//!
+//! ```
+//! use agentlog_api::{Library, ListOptions, Settings};
+//! # let home = tempfile::tempdir()?;
+//! # agentlog_api::example::write_claude_session(home.path())?;
+//! let lib = Library::new(Settings::with_home(home.path()));
+//! let listing = lib.list(&ListOptions::default())?;
+//! let first = &listing.sessions[0];
+//! println!("{} {} {:?}", first.agent, first.id, first.title);
+//! let read = lib.read(&first.id[..8])?;
+//! let hits = lib.search(&agentlog_index::SearchParams::new("tokenizer"))?;
+//! assert_eq!(hits.hits[0].session_id, read.session.meta.id);
+//! let (codex_jsonl, report) = lib.convert(&read.session, "codex")?;
+//! assert!(!codex_jsonl.is_empty());
+//! println!("lost in conversion: {report}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![forbid(unsafe_code)]
+
+mod error;
+pub mod example;
+pub mod list;
+pub mod output;
+pub mod refresh;
+pub mod resolve;
+pub mod settings;
+
+pub use error::{is_usage_index, ApiError, Candidate};
+pub use list::{EmptiedBy, ListOptions, ListOrder, Listing, SessionSummary, Source};
+pub use settings::Settings;
+
+use agentlog_formats::discover::Found;
+use agentlog_formats::{Fidelity, Read};
+use agentlog_index::{Hit, SearchParams, Stats, StatsParams};
+use agentlog_model::Session;
+
+/// The services of agentlog over one machine's sessions.
+#[derive(Debug, Clone)]
+pub struct Library {
+    /// Where sessions are found and where the index is.
+    pub settings: Settings,
+}
+
+/// Search hits, and whether more matched than the limit let through.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SearchResults {
+    /// The best hits first.
+    pub hits: Vec<Hit>,
+    /// True when more entries match than `hits` holds.
+    pub more: bool,
+}
+
+impl Library {
+    /// Returns a library over `settings`.
+    pub fn new(settings: Settings) -> Library {
+        Library { settings }
+    }
+
+    /// Returns a library over this process's settings (see
+    /// [`Settings::from_process`]).
+    pub fn from_process() -> Result<Library, ApiError> {
+        Ok(Library::new(Settings::from_process(&[])?))
+    }
+
+    /// Lists sessions (see [`list::list`]).
+    pub fn list(&self, opts: &ListOptions) -> Result<Listing, ApiError> {
+        list::list(&self.settings, opts, &|_, _| {})
+    }
+
+    /// Returns the session file a path, id or id prefix names.
+    pub fn resolve(&self, id: &str) -> Result<Found, ApiError> {
+        resolve::resolve(&self.settings, id)
+    }
+
+    /// Reads the session a path, id or id prefix names.
+    pub fn read(&self, id: &str) -> Result<Read, ApiError> {
+        Ok(resolve::read(&self.settings, id, None)?.2)
+    }
+
+    /// Searches every session through the index (refreshed first when that
+    /// is cheap).
+    pub fn search(&self, p: &SearchParams) -> Result<SearchResults, ApiError> {
+        agentlog_index::to_fts(&p.query)?;
+        let (index, _) = refresh::refreshed(&self.settings, &mut |_| {})?;
+        search(&index, p)
+    }
+
+    /// Counts tokens and cost through the index (refreshed first when that
+    /// is cheap).
+    pub fn stats(&self, p: &StatsParams) -> Result<Stats, ApiError> {
+        let (index, _) = refresh::refreshed(&self.settings, &mut |_| {})?;
+        Ok(agentlog_index::Backend::stats(&index, p)?)
+    }
+
+    /// Writes `session` in the format `to`; returns the bytes and what the
+    /// format could not hold.
+    pub fn convert(&self, session: &Session, to: &str) -> Result<(Vec<u8>, Fidelity), ApiError> {
+        let format = resolve::format_named(to)?;
+        let mut out = Vec::new();
+        let fidelity = format.write(session, &mut out)?;
+        Ok((out, fidelity))
+    }
+}
+
+/// Searches `backend`, asking for one hit more than the limit to tell
+/// whether more match.
+pub fn search(
+    backend: &dyn agentlog_index::Backend,
+    p: &SearchParams,
+) -> Result<SearchResults, ApiError> {
+    let limit = if p.limit == 0 { 20 } else { p.limit };
+    let mut q = p.clone();
+    q.limit = limit + 1;
+    let mut hits = backend.search(&q)?;
+    let more = hits.len() > limit;
+    hits.truncate(limit);
+    Ok(SearchResults { hits, more })
+}

@@ -1,0 +1,406 @@
+//! Listing sessions: one [`SessionSummary`] per session, from the session
+//! files themselves (read in parallel) or from the index's catalog.
+
+use crate::{ApiError, Settings};
+use agentlog_formats::discover::{discover_report, Found};
+use agentlog_formats::{registry, Read};
+use agentlog_index::{Backend, ListParams, SessionInfo};
+use agentlog_model::{Session, Timestamp};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// One listed session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionSummary {
+    /// The agent that wrote it.
+    pub agent: String,
+    /// The format that reads it (a registry name).
+    pub format: String,
+    /// The session id.
+    pub id: String,
+    /// The session file (or directory).
+    pub path: PathBuf,
+    /// The working directory.
+    pub project: Option<String>,
+    /// The title, or the first line of the first prompt.
+    pub title: Option<String>,
+    /// When it started (RFC 3339, UTC).
+    pub started: Option<String>,
+    /// When it last changed (RFC 3339, UTC).
+    pub updated: Option<String>,
+    /// Number of user, assistant and system messages (not tool results).
+    pub messages: u64,
+    /// Tokens used (input, output and cache).
+    pub tokens: u64,
+    /// When it started (ms since the epoch).
+    #[serde(skip)]
+    pub started_ms: Option<i64>,
+    /// When it last changed (ms since the epoch).
+    #[serde(skip)]
+    pub updated_ms: Option<i64>,
+}
+
+/// Where a listing reads from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Source {
+    /// Every session file, read now (always current).
+    #[default]
+    Files,
+    /// The index's catalog, refreshed first when that is cheap (fast with
+    /// many sessions).
+    Index,
+}
+
+/// What to list.
+#[derive(Debug, Default, Clone)]
+pub struct ListOptions {
+    /// Only these agents (format names; all when empty).
+    pub agents: Vec<String>,
+    /// Only sessions whose working directory contains this text.
+    pub project: Option<String>,
+    /// Only sessions started at or after this time (ms since the epoch).
+    pub since_ms: Option<i64>,
+    /// At most this many sessions (all when `None`).
+    pub limit: Option<usize>,
+    /// Sort by start (default) or last change, newest first.
+    pub order: ListOrder,
+    /// Where to read from.
+    pub source: Source,
+}
+
+/// How a listing is sorted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ListOrder {
+    /// Newest start first.
+    #[default]
+    Started,
+    /// Most recent change first.
+    Updated,
+}
+
+/// The filter that left a listing empty.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase", tag = "filter")]
+pub enum EmptiedBy {
+    /// No session of these agents was found at all.
+    Agents {
+        /// The agents asked for (empty: every agent).
+        agents: Vec<String>,
+    },
+    /// Sessions were found, but none in this project.
+    Project {
+        /// The text asked for.
+        project: String,
+        /// Sessions before the filter.
+        sessions: usize,
+    },
+    /// Sessions were found, but none started since then.
+    Since {
+        /// The time asked for (ms since the epoch).
+        since_ms: i64,
+        /// Sessions before the filter.
+        sessions: usize,
+    },
+}
+
+/// The sessions listed, and what could not be read.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// The sessions, newest first.
+    pub sessions: Vec<SessionSummary>,
+    /// Sessions that matched before the limit cut the list.
+    pub matched: usize,
+    /// Directories that could not be searched and files that could not be
+    /// read, each naming the path.
+    pub warnings: Vec<String>,
+    /// When nothing matched: the filter that removed the last session.
+    pub emptied_by: Option<EmptiedBy>,
+    /// Where sessions were looked for: the home directory the agents'
+    /// default locations are under, and configured roots.
+    pub looked_in: Vec<PathBuf>,
+}
+
+/// Returns the sessions matching `opts`, newest first.
+pub fn list(
+    settings: &Settings,
+    opts: &ListOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Listing, ApiError> {
+    let formats = settings.formats(&opts.agents)?;
+    let mut listing = Listing {
+        looked_in: looked_in(settings, &formats),
+        ..Listing::default()
+    };
+    let mut skipped = 0;
+    let mut rows = match opts.source {
+        Source::Files => {
+            let report = discover_report(&settings.env, Some(&formats));
+            listing
+                .warnings
+                .extend(report.diagnostics.iter().map(ToString::to_string));
+            let (rows, old) = from_files(
+                &report.found,
+                opts.since_ms,
+                &mut listing.warnings,
+                progress,
+            );
+            skipped = old;
+            rows
+        }
+        Source::Index => {
+            let (index, _) = crate::refresh::refreshed(settings, &mut |_| {})?;
+            from_index(&index, &formats)?
+        }
+    };
+    listing.emptied_by = if rows.is_empty() && skipped == 0 {
+        Some(EmptiedBy::Agents {
+            agents: opts.agents.clone(),
+        })
+    } else {
+        None
+    };
+    if let Some(p) = &opts.project {
+        let before = rows.len();
+        rows.retain(|r| r.project.as_deref().is_some_and(|c| c.contains(p.as_str())));
+        if before > 0 && rows.is_empty() {
+            listing.emptied_by = Some(EmptiedBy::Project {
+                project: p.clone(),
+                sessions: before,
+            });
+        }
+    }
+    if let Some(s) = opts.since_ms {
+        let before = rows.len() + skipped;
+        rows.retain(|r| r.started_ms.is_some_and(|t| t >= s));
+        if before > 0 && rows.is_empty() {
+            listing.emptied_by = Some(EmptiedBy::Since {
+                since_ms: s,
+                sessions: before,
+            });
+        }
+    }
+    let key = |r: &SessionSummary| match opts.order {
+        ListOrder::Started => r.started_ms,
+        ListOrder::Updated => r.updated_ms,
+    };
+    rows.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.path.cmp(&b.path)));
+    listing.matched = rows.len();
+    if let Some(n) = opts.limit {
+        rows.truncate(n);
+    }
+    listing.sessions = rows;
+    Ok(listing)
+}
+
+fn looked_in(settings: &Settings, formats: &[String]) -> Vec<PathBuf> {
+    let mut out = vec![settings.env.home.clone()];
+    for f in formats {
+        if let Some(roots) = settings.env.roots_for(f) {
+            out.extend(roots.iter().cloned());
+        }
+    }
+    out.dedup();
+    out
+}
+
+/// Reads and summarises every file but those last written before `since`
+/// (a session started since then was written since then); returns the
+/// summaries and how many files were skipped.
+fn from_files(
+    found: &[Found],
+    since: Option<i64>,
+    warnings: &mut Vec<String>,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> (Vec<SessionSummary>, usize) {
+    let results = par_map(found, progress, |f| {
+        if let Some(since) = since {
+            if mtime_ms(&f.path).is_some_and(|m| m < since) {
+                return None;
+            }
+        }
+        Some(read_found(f).map(|r| summary(f, &r.session)))
+    });
+    let mut rows = Vec::new();
+    let mut skipped = 0;
+    for (f, r) in found.iter().zip(results) {
+        match r {
+            Some(Some(Ok(row))) => rows.push(row),
+            Some(Some(Err(e))) => warnings.push(e.to_string()),
+            Some(None) => skipped += 1,
+            None => warnings.push(format!(
+                "{}: the {} reader failed on this file; please report it",
+                f.path.display(),
+                f.format
+            )),
+        }
+    }
+    (rows, skipped)
+}
+
+fn from_index(index: &dyn Backend, formats: &[String]) -> Result<Vec<SessionSummary>, ApiError> {
+    let mut rows = Vec::new();
+    for info in index.list_sessions(&ListParams::default())? {
+        if formats.contains(&info.format) {
+            rows.push(summary_of_info(&info));
+        }
+    }
+    Ok(rows)
+}
+
+/// Returns the summary of a catalog row.
+pub fn summary_of_info(info: &SessionInfo) -> SessionSummary {
+    let started = info.created_ms.or(info.updated_ms);
+    let title = info
+        .title
+        .clone()
+        .filter(|t| !t.trim().is_empty())
+        .or(info.first_prompt.clone())
+        .and_then(|t| first_line(&t));
+    SessionSummary {
+        agent: info.agent.clone(),
+        format: info.format.clone(),
+        id: info.session_id.clone(),
+        path: PathBuf::from(&info.path),
+        project: info.project.clone(),
+        title,
+        started: rfc3339(started),
+        updated: rfc3339(info.updated_ms),
+        messages: info.messages,
+        tokens: info
+            .tokens
+            .iter()
+            .map(|t| t.input + t.output + t.cache_read + t.cache_write)
+            .sum(),
+        started_ms: started,
+        updated_ms: info.updated_ms,
+    }
+}
+
+/// Reads one discovered session with the format that found it.
+pub fn read_found(found: &Found) -> Result<Read, ApiError> {
+    let format = registry::by_name(found.format).ok_or_else(|| ApiError::UnknownFormat {
+        name: found.format.to_string(),
+        known: registry::names(),
+    })?;
+    Ok(format.read_path(&found.path)?)
+}
+
+/// Applies `f` to every item on a few threads, keeping the order, calling
+/// `progress(done, total)` as items finish. An item whose `f` panicked
+/// gives `None` (a reader that panics must not take a listing down).
+pub fn par_map<T, F>(
+    items: &[Found],
+    progress: &(dyn Fn(usize, usize) + Sync),
+    f: F,
+) -> Vec<Option<T>>
+where
+    T: Send,
+    F: Fn(&Found) -> T + Sync,
+{
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 8)
+        .min(items.len().max(1));
+    let next = AtomicUsize::new(0);
+    let done_count = AtomicUsize::new(0);
+    let mut done: Vec<(usize, Option<T>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break };
+                        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(item)));
+                        mine.push((i, r.ok()));
+                        let n = done_count.fetch_add(1, Ordering::Relaxed) + 1;
+                        progress(n, items.len());
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, t)| t).collect()
+}
+
+fn mtime_ms(path: &Path) -> Option<i64> {
+    let m = std::fs::metadata(path).ok()?.modified().ok()?;
+    Some(chrono::DateTime::<chrono::Utc>::from(m).timestamp_millis())
+}
+
+fn rfc3339(ms: Option<i64>) -> Option<String> {
+    ms.and_then(|ms| Timestamp::Millis(ms).to_utc())
+        .map(|t| Timestamp::from_datetime(t).to_string())
+}
+
+fn first_line(t: &str) -> Option<String> {
+    t.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(|l| truncate(l, 200))
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
+/// Summarises a session read from `found`.
+pub fn summary(found: &Found, s: &Session) -> SessionSummary {
+    let first_time = s
+        .entries
+        .iter()
+        .find_map(|e| e.timestamp.as_ref().and_then(Timestamp::millis));
+    let last_time = s
+        .entries
+        .iter()
+        .rev()
+        .find_map(|e| e.timestamp.as_ref().and_then(Timestamp::millis));
+    let mtime = mtime_ms(&found.path);
+    let started = s
+        .meta
+        .created_at
+        .as_ref()
+        .and_then(Timestamp::millis)
+        .or(first_time)
+        .or(mtime);
+    let updated = s
+        .meta
+        .updated_at
+        .as_ref()
+        .and_then(Timestamp::millis)
+        .or(last_time)
+        .or(mtime);
+    let title = s
+        .meta
+        .title
+        .clone()
+        .filter(|t| !t.trim().is_empty())
+        .or_else(|| s.first_prompt())
+        .and_then(|t| first_line(&t));
+    SessionSummary {
+        agent: s.meta.agent.as_str().to_string(),
+        format: found.format.to_string(),
+        id: s.meta.id.clone(),
+        path: found.path.clone(),
+        project: s.meta.cwd.clone(),
+        title,
+        started: rfc3339(started),
+        updated: rfc3339(updated),
+        messages: s.message_count() as u64,
+        tokens: s.total_usage().sum(),
+        started_ms: started,
+        updated_ms: updated,
+    }
+}
