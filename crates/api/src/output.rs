@@ -63,7 +63,7 @@ mod tests {
         .unwrap_or_default();
         assert!(err.starts_with(&target.display().to_string()), "{err}");
         assert!(err.contains("no-such-folder does not exist"), "{err}");
-        assert!(!err.contains(".tmp"), "{err}");
+        assert!(!err.contains(".out.jsonl."), "no temp file name: {err}");
     }
 
     #[test]
