@@ -77,6 +77,15 @@ pub fn discover(settings: &config::Settings, warn: bool) -> anyhow::Result<Vec<F
     Ok(found)
 }
 
+/// Opens the index at `path`, telling the user when it had to be replaced.
+pub fn open(path: &std::path::Path) -> anyhow::Result<Index> {
+    let (index, notice) = Index::open(path)?;
+    if let Some(n) = notice {
+        eprintln!("agentlog: {n}");
+    }
+    Ok(index)
+}
+
 /// Prints what happens while the index is opened and refreshed: notices,
 /// and a progress bar while an empty index is built (on a terminal).
 struct Shown {

@@ -47,7 +47,8 @@ pub struct Args {
 
 /// Runs `agentlog serve`.
 pub fn cmd_serve(args: Args) -> anyhow::Result<ExitCode> {
-    let (settings, path) = args.loc.resolve()?;
+    let settings = args.loc.resolve()?;
+    let path = settings.index_path.clone();
     let mut idx = index::open(&path)?;
     let found = index::discover(&settings, true)?;
     // The plan holds the index's update lock until it is applied or dropped:
