@@ -14,8 +14,8 @@ home="$root/home"
 rm -rf "$root"
 mkdir -p "$home"
 
-echo "==> generating example sessions of every agent (deterministic, seed 7)"
-target/release/agentlog-bench gen --size 3MB --out "$home" --seed 7
+echo "==> generating example sessions of every agent (seed 7, dated over the last two weeks)"
+target/release/agentlog-bench gen --demo --size 3MB --out "$home" --seed 7
 
 al() {
   echo
@@ -26,19 +26,28 @@ al() {
 
 al formats
 al ls --limit 12
+al ls --agent claude --since 7d --limit 5
 first_pi=$(find "$home/.pi" -name '*.jsonl' | sort | head -n 1)
 first_claude=$(find "$home/.claude/projects" -maxdepth 2 -name '*.jsonl' | sort | head -n 1)
 claude_id=$(basename "$first_claude" .jsonl)
 al show "${claude_id:0:8}" | head -n 40
-al tree "$first_pi" | tail -n 12
+branched_pi=$(grep -l '"parentId"' "$home"/.pi/agent/sessions/*/*.jsonl | while read -r f; do
+  if [ "$(grep -o '"parentId":"[0-9a-f]*"' "$f" | sort | uniq -d | head -n 1)" ]; then echo "$f"; break; fi
+done)
+al tree "${branched_pi:-$first_pi}" | tail -n 16
 al context "$first_pi" | head -n 20
 al export "$first_pi" --to markdown -o "$root/pi-session.md"
 echo "(wrote $root/pi-session.md: $(wc -l < "$root/pi-session.md") lines)"
 al convert "$first_claude" --to codex -o "$root/from-claude.codex.jsonl"
 al validate "$first_pi" "$first_claude" "$root/from-claude.codex.jsonl"
 al index
-al search throttle --limit 3
-al search 'compact*' --agent gemini --limit 2
+al search tokenizer --limit 3
+al search 'migrat*' --agent gemini --limit 2
 al stats --by agent
+bin="$PWD/target/release/agentlog"
 echo
 echo "Example sessions are in $home; run any agentlog command with HOME=$home to explore them."
+echo "The agentlog binary is $bin ($(du -h "$bin" | cut -f1))."
+echo "To run it as \`agentlog\` from anywhere, put it on your PATH, e.g.:"
+echo "  export PATH=\"$PWD/target/release:\$PATH\"     # this shell only"
+echo "  install -m 755 \"$bin\" ~/.local/bin/            # for good (~/.local/bin is on most PATHs)"

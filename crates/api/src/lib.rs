@@ -34,6 +34,7 @@ pub mod output;
 pub mod refresh;
 pub mod resolve;
 pub mod settings;
+pub mod walk;
 
 pub use error::{is_usage_index, ApiError, Candidate};
 pub use list::{EmptiedBy, ListOptions, ListOrder, Listing, SessionSummary, Source};

@@ -30,6 +30,10 @@ enum Command {
         /// The random seed: the same seed and size give the same files.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Demo sessions: plausible scripted conversations (some with a
+        /// branch), dated over the two weeks before today.
+        #[arg(long)]
+        demo: bool,
     },
     /// Time whole agentlog commands (index, search, ls, incremental
     /// updates) and the readers on a generated corpus, beside rg,
@@ -59,11 +63,21 @@ enum Command {
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
-        Command::Gen { size, out, seed } => {
+        Command::Gen {
+            size,
+            out,
+            seed,
+            demo,
+        } => {
             let bytes = agentlog_bench::parse_size(&size)
                 .ok_or_else(|| anyhow!("--size {size:?}: expected a size like 5MB or 1GB"))?;
             let started = std::time::Instant::now();
-            let g = agentlog_bench::gen::generate(&out, bytes, seed)
+            let opts = if demo {
+                agentlog_bench::gen::GenOptions::demo(chrono::Utc::now().timestamp_millis(), 14)
+            } else {
+                agentlog_bench::gen::GenOptions::default()
+            };
+            let g = agentlog_bench::gen::generate_with(&out, bytes, seed, &opts)
                 .with_context(|| format!("writing the corpus under {}", out.display()))?;
             let mut by_agent: std::collections::BTreeMap<&str, usize> = Default::default();
             for (_, a) in &g.files {

@@ -13,6 +13,7 @@ mod codex;
 mod gemini;
 mod pi;
 mod seeds;
+pub mod story;
 
 use crate::words;
 use rand::rngs::StdRng;
@@ -69,6 +70,9 @@ pub struct Turn {
     pub answer: String,
     /// Usage of the final answer.
     pub usage: Usage,
+    /// True when the prompt was asked again from where the previous turn
+    /// started (the user edited it): a new branch of the session tree.
+    pub branch: bool,
 }
 
 /// An agent-neutral conversation.
@@ -181,8 +185,48 @@ fn step(rng: &mut impl Rng, project: &str, k: u64) -> Step {
     }
 }
 
+/// How a corpus is drawn.
+#[derive(Clone, Copy, Debug)]
+pub struct GenOptions {
+    /// The first day sessions start (ms since the epoch).
+    pub epoch_ms: i64,
+    /// Sessions start within this many days after `epoch_ms`.
+    pub span_days: i64,
+    /// Scripted, plausible conversations (for demos) instead of the
+    /// vocabulary of every word frequency (for search benchmarks).
+    pub plausible: bool,
+}
+
+impl Default for GenOptions {
+    fn default() -> GenOptions {
+        GenOptions {
+            epoch_ms: EPOCH_MS,
+            span_days: SPAN_DAYS,
+            plausible: false,
+        }
+    }
+}
+
+impl GenOptions {
+    /// Returns options for a demo: plausible conversations over the
+    /// `span_days` days before `now_ms`'s day (the same all day long).
+    pub fn demo(now_ms: i64, span_days: i64) -> GenOptions {
+        const DAY: i64 = 86_400_000;
+        GenOptions {
+            epoch_ms: now_ms - now_ms.rem_euclid(DAY) - span_days * DAY,
+            span_days: span_days - 1,
+            plausible: true,
+        }
+    }
+}
+
 /// Draws conversation number `n` of the corpus with `seed`.
 pub fn conv(seed: u64, n: u64) -> Conv {
+    conv_with(seed, n, &GenOptions::default())
+}
+
+/// Draws conversation number `n` of the corpus with `seed` and `opts`.
+pub fn conv_with(seed: u64, n: u64, opts: &GenOptions) -> Conv {
     let mut rng = StdRng::seed_from_u64(seed ^ n.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let id = uuid(&mut rng);
     let project = format!(
@@ -190,8 +234,12 @@ pub fn conv(seed: u64, n: u64) -> Conv {
         words::PROJECTS[words::skewed(&mut rng, words::PROJECTS.len())]
     );
     // Later sessions are newer, with jitter.
-    let day = ((n as i64 * 7) % SPAN_DAYS + rng.gen_range(0..3)).min(SPAN_DAYS);
-    let start_ms = EPOCH_MS + day * 86_400_000 + rng.gen_range(0..86_400_000);
+    let span = opts.span_days.max(1);
+    let day = ((n as i64 * 7) % span + rng.gen_range(0..3)).min(span);
+    let start_ms = opts.epoch_ms + day * 86_400_000 + rng.gen_range(0..86_400_000);
+    if opts.plausible {
+        return scripted(&mut rng, n, id, project, start_ms);
+    }
     let nturns = rng.gen_range(3..28);
     let mut turns = Vec::with_capacity(nturns);
     let mut k = 0u64;
@@ -218,6 +266,65 @@ pub fn conv(seed: u64, n: u64) -> Conv {
             steps,
             answer,
             usage: usage(&mut rng, k),
+            branch: false,
+        });
+    }
+    Conv {
+        number: n,
+        id,
+        project,
+        start_ms,
+        turns,
+    }
+}
+
+/// Returns a conversation following one of the [`story::STORIES`]; one in
+/// three asks its last prompt again differently (a branch).
+fn scripted(rng: &mut StdRng, n: u64, id: String, project: String, start_ms: i64) -> Conv {
+    let st = &story::STORIES[(n as usize) % story::STORIES.len()];
+    let mut turns = Vec::new();
+    let mut k = 0u64;
+    for b in st.beats {
+        let steps = b
+            .calls
+            .iter()
+            .map(|(kind, arg, output)| {
+                k += 1;
+                let (arg2, preface) = if *kind == "edit" {
+                    ("old\u{0}new".to_string(), None)
+                } else {
+                    (String::new(), None)
+                };
+                Step {
+                    kind,
+                    arg: arg.to_string(),
+                    arg2,
+                    output: output.to_string(),
+                    preface,
+                    usage: usage(rng, k),
+                }
+            })
+            .collect();
+        k += 1;
+        turns.push(Turn {
+            user: b.user.to_string(),
+            thinking: Some(b.thinking.to_string()),
+            steps,
+            answer: b.answer.to_string(),
+            usage: usage(rng, k),
+            branch: false,
+        });
+    }
+    if rng.gen_ratio(1, 3) {
+        k += 1;
+        turns.push(Turn {
+            user: st.retry.to_string(),
+            thinking: Some("The user wants a different approach to the same step.".to_string()),
+            steps: Vec::new(),
+            answer: "Done that way instead; the earlier attempt stays on its own branch."
+                .to_string(),
+            usage: usage(rng, k),
+            branch: true,
         });
     }
     Conv {
@@ -278,11 +385,22 @@ pub struct Generated {
 
 /// Writes sessions under `home` until they reach `size` bytes.
 pub fn generate(home: &Path, size: u64, seed: u64) -> std::io::Result<Generated> {
+    generate_with(home, size, seed, &GenOptions::default())
+}
+
+/// Writes sessions drawn with `opts` under `home` until they reach `size`
+/// bytes.
+pub fn generate_with(
+    home: &Path,
+    size: u64,
+    seed: u64,
+    opts: &GenOptions,
+) -> std::io::Result<Generated> {
     let mut g = Generated::default();
     let mut n = 0u64;
     while g.bytes < size {
         let agent = agent_of(seed, n);
-        let c = conv(seed, n);
+        let c = conv_with(seed, n, opts);
         let path = write_session(home, agent, &c)?;
         g.bytes += std::fs::metadata(&path)?.len();
         g.files.push((path, agent));
@@ -365,5 +483,24 @@ mod tests {
         assert_eq!(a.turns.len(), b.turns.len());
         assert_eq!(a.turns[0].user, b.turns[0].user);
         assert_ne!(conv(8, 3).id, a.id);
+    }
+
+    #[test]
+    fn demo_conversations_are_recent_scripted_and_some_branch() {
+        let now = 1_800_000_000_000;
+        let opts = GenOptions::demo(now, 14);
+        let convs: Vec<Conv> = (0..30).map(|n| conv_with(7, n, &opts)).collect();
+        for c in &convs {
+            assert!(
+                c.start_ms < now && c.start_ms > now - 15 * 86_400_000,
+                "{}",
+                c.start_ms
+            );
+            assert!(story::STORIES
+                .iter()
+                .any(|s| s.beats[0].user == c.turns[0].user));
+        }
+        assert!(convs.iter().any(|c| c.turns.iter().any(|t| t.branch)));
+        assert!(convs.iter().any(|c| c.turns.iter().all(|t| !t.branch)));
     }
 }

@@ -38,14 +38,17 @@ pub fn write(home: &Path, c: &Conv) -> std::io::Result<PathBuf> {
     ];
     let mut k = 0u64;
     let mut parent: Option<String> = None;
-    let mut push = |lines: &mut Vec<Value>, k: &mut u64, message: Value| {
+    let push = |lines: &mut Vec<Value>,
+                k: &mut u64,
+                parent: &mut Option<String>,
+                message: Value| {
         *k += 1;
         let id = format!(
             "{:08x}",
             (c.number.wrapping_mul(2_654_435_761) as u32) ^ (*k as u32).wrapping_mul(40503)
         );
         lines.push(json!({"type": "message", "id": id, "parentId": parent, "timestamp": iso(c.at(*k)), "message": message}));
-        parent = Some(id);
+        *parent = Some(id);
     };
     let price = agentlog_index::prices::price(model);
     let usage = |u: super::Usage| {
@@ -63,11 +66,19 @@ pub fn write(home: &Path, c: &Conv) -> std::io::Result<PathBuf> {
                "cost": {"input": cost[0], "output": cost[1], "cacheRead": cost[2], "cacheWrite": cost[3],
                         "total": cost.iter().sum::<f64>()}})
     };
+    // Where the previous turn started: a turn asked again (`branch`)
+    // starts from there, leaving the previous turn on its own branch.
+    let mut turn_parent: Option<String> = None;
     for (ti, t) in c.turns.iter().enumerate() {
+        if t.branch {
+            parent = turn_parent.clone();
+        }
+        turn_parent = parent.clone();
         let ts = c.at(k + 1);
         push(
             &mut lines,
             &mut k,
+            &mut parent,
             json!({"role": "user", "content": [{"type": "text", "text": t.user}], "timestamp": ts}),
         );
         for (si, s) in t.steps.iter().enumerate() {
@@ -86,6 +97,7 @@ pub fn write(home: &Path, c: &Conv) -> std::io::Result<PathBuf> {
             push(
                 &mut lines,
                 &mut k,
+                &mut parent,
                 json!({"role": "assistant", "content": content, "api": "anthropic-messages", "provider": provider,
                 "model": model, "usage": usage(s.usage), "stopReason": "toolUse", "timestamp": ts}),
             );
@@ -93,6 +105,7 @@ pub fn write(home: &Path, c: &Conv) -> std::io::Result<PathBuf> {
             push(
                 &mut lines,
                 &mut k,
+                &mut parent,
                 json!({"role": "toolResult", "toolCallId": call, "toolName": tool(s.kind),
                 "content": [{"type": "text", "text": s.output}], "isError": false, "timestamp": ts}),
             );
@@ -108,6 +121,7 @@ pub fn write(home: &Path, c: &Conv) -> std::io::Result<PathBuf> {
         push(
             &mut lines,
             &mut k,
+            &mut parent,
             json!({"role": "assistant", "content": content, "api": "anthropic-messages", "provider": provider,
             "model": model, "usage": usage(t.usage), "stopReason": "stop", "timestamp": ts}),
         );

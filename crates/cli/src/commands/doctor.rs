@@ -1,5 +1,6 @@
 use crate::{config, out};
-use agentlog_formats::discover::{discover_all, walk_files};
+use agentlog_api::walk::is_jsonl_name;
+use agentlog_formats::discover::discover_all;
 use agentlog_formats::{registry, Diagnostic, Format, Severity};
 use agentlog_store::append::Tail;
 use agentlog_store::check::{check_jsonl, repair_tail, JsonlCheck};
@@ -135,37 +136,20 @@ fn targets(paths: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, Option<&'static dy
                 out.push((p.clone(), Some(f)));
                 continue;
             }
-            let files = walk_files(p, 16, &|f: &Path| !is_store_leftover(f));
-            for f in files {
-                if let Ok(format) = registry::detect(&f) {
-                    out.push((f, Some(format)));
-                } else if is_jsonl_name(&f) {
-                    out.push((f, None));
-                }
-            }
+            let settings = config::settings(&[])?;
+            let walked = agentlog_api::walk::session_files(&settings, p);
+            out.extend(
+                walked
+                    .sessions
+                    .into_iter()
+                    .map(|(f, format)| (f, Some(format))),
+            );
+            out.extend(walked.other_jsonl.into_iter().map(|f| (f, None)));
         } else {
             out.push((p.clone(), registry::detect(p).ok()));
         }
     }
     Ok(out)
-}
-
-/// True for files the store itself leaves beside sessions.
-fn is_store_leftover(p: &Path) -> bool {
-    let name = p
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    name.contains(".torn-")
-        || name.ends_with(".lock")
-        || agentlog_store::snapshot::is_temp_name(&name)
-}
-
-fn is_jsonl_name(p: &Path) -> bool {
-    matches!(
-        p.extension().and_then(|e| e.to_str()),
-        Some("jsonl" | "ndjson")
-    )
 }
 
 fn check_file(path: &Path, format: Option<&'static dyn Format>, repair: bool) -> FileReport {

@@ -124,11 +124,13 @@ pub fn cmd_tree(args: Args) -> anyhow::Result<ExitCode> {
         text.push('\n');
     }
     let points = tree.branch_points().len();
+    let leaves = tree.leaves().len();
     text.push_str(&format!(
-        "{} entries, {} roots, {points} branch points, {} leaves\n",
-        session.entries.len(),
-        tree.roots().len(),
-        tree.leaves().len()
+        "{}, {}, {}, {leaves} {}\n",
+        out::count(session.entries.len() as u64, "entry"),
+        out::count(tree.roots().len() as u64, "root"),
+        out::count(points as u64, "branch point"),
+        if leaves == 1 { "leaf" } else { "leaves" }
     ));
     out::print(&text)?;
     Ok(ExitCode::SUCCESS)

@@ -89,13 +89,9 @@ fn expand_dir(arg: &str, from: Option<&str>) -> Option<Vec<std::path::PathBuf>> 
     if !path.is_dir() || from.is_some() || registry::detect(path).is_ok() {
         return None;
     }
-    let files = agentlog_formats::discover::walk_files(path, 12, &|p| {
-        let is_sidecar = p
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.contains(".torn-") || n.ends_with(".lock"));
-        !is_sidecar && registry::detect(p).is_ok()
-    });
+    let settings = crate::config::settings(&[]).ok()?;
+    let walked = agentlog_api::walk::session_files(&settings, path);
+    let files = walked.sessions.into_iter().map(|(p, _)| p).collect();
     Some(files)
 }
 
