@@ -44,6 +44,32 @@ al index
 al search tokenizer --limit 3
 al search 'migrat*' --agent gemini --limit 2
 al stats --by agent
+al export "$first_claude" --to html -o "$root/claude-session.html"
+echo "(wrote $root/claude-session.html: one self-contained page; open it in a browser)"
+
+echo
+echo "\$ agentlog serve"
+serve_log="$root/serve.log"
+env -i HOME="$home" PATH="$PATH" TZ=UTC XDG_DATA_HOME="$home/.local/share" XDG_CONFIG_HOME="$home/.config" \
+  target/release/agentlog serve --port 0 >"$serve_log" 2>&1 &
+serve_pid=$!
+url=""
+for _ in $(seq 1 100); do
+  url=$(grep -o 'http://127.0.0.1:[0-9]*/' "$serve_log" | head -n 1 || true)
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+if [ -n "$url" ]; then
+  echo "serving the example sessions at $url"
+  if command -v curl >/dev/null 2>&1; then
+    echo "(the list page: $(curl -s "$url" | grep -o '[0-9,]* found' | head -n 1))"
+  fi
+else
+  echo "(serve did not start: $(cat "$serve_log"))"
+fi
+kill "$serve_pid" 2>/dev/null || true
+wait "$serve_pid" 2>/dev/null || true
+echo "(stopped; run it yourself with: HOME=$home target/release/agentlog serve)"
 bin="$PWD/target/release/agentlog"
 echo
 echo "Example sessions are in $home; run any agentlog command with HOME=$home to explore them."

@@ -672,9 +672,9 @@ fn diff(out: &mut String, name: &str, input: &Value) -> bool {
             };
             let _ = write!(out, "<span class=\"{cls}\">{sign} ");
             push_esc(out, ch.value().trim_end_matches('\n'));
-            out.push_str("</span>\n");
+            out.push_str("</span>");
         }
-        out.push_str("<span class=\"sep\">⋯</span>\n");
+        out.push_str("<span class=\"sep\">⋯</span>");
     }
     out.push_str("</pre>");
     true
@@ -694,7 +694,7 @@ fn patch(out: &mut String, p: &str) {
         };
         let _ = write!(out, "<span class=\"{cls}\">");
         push_esc(out, line);
-        out.push_str("</span>\n");
+        out.push_str("</span>");
     }
     out.push_str("</pre>");
 }

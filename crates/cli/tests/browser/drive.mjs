@@ -130,7 +130,8 @@ try {
   // 4. Paging: a long session shows a first page and fetches the next.
   await page.goto(base + 'session?p=' + encodeURIComponent(cfg.longSession), { waitUntil: 'load' });
   const first = await page.locator('#entries [data-i]').count();
-  await page.click('#more');
+  // Scrolling to the button loads the next page (the button works too).
+  await page.evaluate(() => { const m = document.getElementById('more'); if (m) { m.scrollIntoView(); m.click(); } });
   await page.waitForFunction((n) => document.querySelectorAll('#entries [data-i]').length > n, first);
   out.paging = { first, after: await page.locator('#entries [data-i]').count() };
   log('paging');
