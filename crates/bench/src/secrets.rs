@@ -332,6 +332,49 @@ pub fn planted_fields(seed: u64) -> Vec<(&'static str, String, &'static str)> {
     ]
 }
 
+/// Returns the forms a secret can take in an output: as is, JSON-escaped,
+/// and a 16-character piece of its middle (a partial leak).
+pub fn forms(secret: &str) -> Vec<String> {
+    let escaped = serde_json::to_string(secret).unwrap_or_default();
+    let escaped = escaped
+        .get(1..escaped.len().saturating_sub(1))
+        .unwrap_or_default()
+        .to_string();
+    let mid = secret.len() / 2;
+    let piece = secret
+        .get(mid.saturating_sub(8)..(mid + 8).min(secret.len()))
+        .unwrap_or(secret)
+        .to_string();
+    vec![secret.to_string(), escaped, piece]
+}
+
+/// Returns every secret planted with `seed` (text and field ones) with its
+/// kind.
+pub fn all_secrets(seed: u64) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = planted(seed)
+        .into_iter()
+        .map(|p| (p.kind.to_string(), p.secret))
+        .collect();
+    for (kind, secret, _) in planted_fields(seed) {
+        v.push((kind.to_string(), secret));
+    }
+    v
+}
+
+/// Returns each planted secret of `seed` (in any of its [`forms`]) that
+/// `haystack` holds, as `kind: form`; empty when nothing leaked.
+pub fn leaks(haystack: &str, seed: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    for (kind, secret) in all_secrets(seed) {
+        for f in forms(&secret) {
+            if haystack.contains(&f) {
+                out.push(format!("{kind}: {f}"));
+            }
+        }
+    }
+    out
+}
+
 /// Returns every planted text joined, one per line, between ordinary words.
 pub fn planted_text(planted: &[Planted]) -> String {
     let mut s = String::from("Here is what I found:\n");

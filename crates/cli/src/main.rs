@@ -8,6 +8,7 @@ mod commands;
 mod config;
 mod load;
 mod out;
+mod redact;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -51,6 +52,8 @@ enum Command {
     Resume(commands::resume::Args),
     Formats(commands::formats::Args),
     Seed(commands::seed::Args),
+    Scan(commands::scan::Args),
+    Scrub(commands::scrub::Args),
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -73,6 +76,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Resume(a) => commands::resume::cmd_resume(a),
         Command::Formats(a) => commands::formats::cmd_formats(a),
         Command::Seed(a) => commands::seed::cmd_seed(a),
+        Command::Scan(a) => commands::scan::cmd_scan(a),
+        Command::Scrub(a) => commands::scrub::cmd_scrub(a),
     }
 }
 

@@ -2,7 +2,9 @@
 //! raw files; false positives on the real fixtures.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use agentlog_bench::secrets::{planted, planted_fields, planted_session, planted_text, Planted};
+use agentlog_bench::secrets::{
+    all_secrets, forms, leaks, planted, planted_session, planted_text, Planted,
+};
 use agentlog_formats::{registry, Format, Severity};
 use agentlog_model::{BlockKind, EntryKind, Session};
 use agentlog_redact::{fingerprint, Redactor};
@@ -12,42 +14,6 @@ use std::path::Path;
 
 fn redactor() -> &'static Redactor {
     Redactor::builtin().unwrap()
-}
-
-/// Every form a secret can take in a file: as is, JSON-escaped, and a
-/// 16-character piece of its middle (a partial leak).
-fn forms(secret: &str) -> Vec<String> {
-    let escaped = serde_json::to_string(secret).unwrap();
-    let escaped = escaped[1..escaped.len() - 1].to_string();
-    let mid = secret.len() / 2;
-    let piece: String = secret
-        .get(mid.saturating_sub(8)..(mid + 8).min(secret.len()))
-        .unwrap_or(secret)
-        .to_string();
-    vec![secret.to_string(), escaped, piece]
-}
-
-fn all_secrets(seed: u64) -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = planted(seed)
-        .into_iter()
-        .map(|p| (p.kind.to_string(), p.secret))
-        .collect();
-    for (kind, secret, _) in planted_fields(seed) {
-        v.push((kind.to_string(), secret));
-    }
-    v
-}
-
-fn leaks(haystack: &str, seed: u64) -> Vec<String> {
-    let mut out = Vec::new();
-    for (kind, secret) in all_secrets(seed) {
-        for f in forms(&secret) {
-            if haystack.contains(&f) {
-                out.push(format!("{kind}: {f}"));
-            }
-        }
-    }
-    out
 }
 
 #[test]

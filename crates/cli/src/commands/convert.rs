@@ -28,6 +28,10 @@ pub struct Args {
     /// Fail, writing nothing, when the target cannot hold everything.
     #[arg(long)]
     pub strict: bool,
+    /// Replace secrets (API keys, tokens, passwords, private keys) with
+    /// [REDACTED:<kind>] and report what was found on stderr.
+    #[arg(long)]
+    pub redact: bool,
     /// Print the fidelity report as JSON on stderr.
     #[arg(long)]
     pub json: bool,
@@ -35,10 +39,11 @@ pub struct Args {
 
 /// Runs `agentlog convert`.
 pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
-    let (_path, _format, read) = load::read(&args.session, args.from.as_deref())?;
+    let (_path, _format, mut read) = load::read(&args.session, args.from.as_deref())?;
     for d in &read.diagnostics {
         eprintln!("{d}");
     }
+    crate::redact::apply(&mut read.session, args.redact, args.json)?;
     let target = load::format_named(&args.to)?;
     if !target.can_write() {
         anyhow::bail!(

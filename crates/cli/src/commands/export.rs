@@ -42,6 +42,11 @@ pub struct Args {
     /// Replace the -o file when it exists (atomically).
     #[arg(long, requires = "output")]
     pub force: bool,
+    /// Replace secrets (API keys, tokens, passwords, private keys) with
+    /// [REDACTED:<kind>] and report what was found on stderr (HTML always
+    /// does, unless --no-redact).
+    #[arg(long, conflicts_with = "no_redact")]
+    pub redact: bool,
 }
 
 /// Runs `agentlog export`.
@@ -56,7 +61,8 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
     for d in &read.diagnostics {
         eprintln!("{d}");
     }
-    let session = read.session;
+    let mut session = read.session;
+    crate::redact::apply(&mut session, args.redact, false)?;
     let body = match args.to.as_str() {
         "markdown" | "md" => Some(render::markdown(&session) + "\n"),
         "text" | "txt" => Some(render::text(&session, TextOptions::default())),

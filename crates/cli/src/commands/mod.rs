@@ -12,6 +12,8 @@ pub mod ls;
 pub mod migrate;
 pub mod prices;
 pub mod resume;
+pub mod scan;
+pub mod scrub;
 pub mod search;
 pub mod seed;
 pub mod serve;

@@ -31,6 +31,10 @@ pub struct Args {
     /// Show what would be written and run, without writing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Replace secrets (API keys, tokens, passwords, private keys) with
+    /// [REDACTED:<kind>] and report what was found on stderr.
+    #[arg(long)]
+    pub redact: bool,
     /// Print the plan and the fidelity report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -68,6 +72,7 @@ pub fn cmd_resume(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("{d}");
     }
     let mut session = read.session;
+    crate::redact::apply(&mut session, args.redact, args.json)?;
     if let Some(dir) = &args.cwd {
         let dir = std::path::absolute(dir).with_context(|| format!("--cwd {}", dir.display()))?;
         session.meta.cwd = Some(dir.to_string_lossy().into_owned());

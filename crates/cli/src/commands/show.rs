@@ -26,6 +26,10 @@ pub struct Args {
     /// Show thinking in full and tool inputs/outputs uncut.
     #[arg(long)]
     pub full: bool,
+    /// Replace secrets (API keys, tokens, passwords, private keys) with
+    /// [REDACTED:<kind>] and report what was found on stderr.
+    #[arg(long)]
+    pub redact: bool,
 }
 
 /// Runs `agentlog show`.
@@ -38,6 +42,7 @@ pub fn cmd_show(args: Args) -> anyhow::Result<ExitCode> {
     for d in &read.diagnostics {
         eprintln!("{d}");
     }
+    crate::redact::apply(&mut session, args.redact, false)?;
     if args.json {
         out::print_json(&session)?;
     } else if args.markdown {

@@ -1,0 +1,252 @@
+//! `--redact`, `scan` and `scrub` on sessions with planted secrets, run as a
+//! user runs them.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod common;
+
+use agentlog_bench::secrets::{all_secrets, leaks, planted_session};
+use agentlog_formats::{registry, Severity};
+use common::TestEnv;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+const SEED: u64 = 21;
+
+/// Writes the planted session as an agentlog JSON file under HOME.
+fn planted_file(env: &TestEnv) -> PathBuf {
+    let mut out = Vec::new();
+    registry::by_name("json")
+        .unwrap()
+        .write(&planted_session(SEED), &mut out)
+        .unwrap();
+    env.write("planted.json", &out)
+}
+
+fn no_leaks(what: &str, text: &str) {
+    assert_eq!(leaks(text, SEED), Vec::<String>::new(), "{what} leaks");
+}
+
+fn validates(path: &Path, format: Option<&str>) {
+    let format = match format {
+        Some(name) => registry::by_name(name).unwrap(),
+        None => registry::detect(path).unwrap(),
+    };
+    let errors: Vec<String> = format
+        .validate(path)
+        .unwrap()
+        .into_iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+}
+
+#[test]
+fn redacted_output_of_every_kind_holds_no_secret_and_still_validates() {
+    let env = TestEnv::new();
+    let file = planted_file(&env);
+    let file = file.to_str().unwrap();
+    // (Its metadata is longer than the 4 KiB the json format's detection
+    // reads, so the format is named.)
+    // Without --redact the secrets are there (the check can fail).
+    let plain = env.run(&["show", file, "--from", "json", "--full"]);
+    assert_eq!(plain.status, 0, "{}", plain.stderr);
+    assert!(!leaks(&plain.stdout, SEED).is_empty());
+    for args in [
+        &["show", file, "--from", "json", "--full", "--redact"][..],
+        &["show", file, "--from", "json", "--json", "--redact"],
+        &["show", file, "--from", "json", "--markdown", "--redact"],
+    ] {
+        let r = env.run(args);
+        assert_eq!(r.status, 0, "{args:?}: {}", r.stderr);
+        no_leaks(&format!("{args:?}"), &r.stdout);
+        no_leaks(&format!("{args:?} stderr"), &r.stderr);
+        assert!(r.stderr.contains("redacted "), "{}", r.stderr);
+    }
+    // (`json` is among the writable formats.)
+    let mut targets = vec!["markdown", "text", "html"];
+    targets.extend(
+        registry::all()
+            .iter()
+            .filter(|f| f.can_write())
+            .map(|f| f.name()),
+    );
+    for to in targets {
+        for cmd in ["export", "convert"] {
+            if cmd == "convert" && matches!(to, "markdown" | "text" | "html") {
+                continue;
+            }
+            let ext = registry::by_name(to).map_or("txt", |f| f.extension());
+            let out = env.home().join(format!("out-{cmd}-{to}.{ext}"));
+            let mut args = vec![cmd, file, "--from", "json", "--to", to, "-o"];
+            args.push(out.to_str().unwrap());
+            // HTML export redacts by default; the others with --redact.
+            if to != "html" {
+                args.push("--redact");
+            }
+            let r = env.run(&args);
+            assert_eq!(r.status, 0, "{cmd} {to}: {}", r.stderr);
+            assert!(r.stderr.contains("redacted "), "{cmd} {to}: {}", r.stderr);
+            no_leaks(
+                &format!("{cmd} --to {to}"),
+                &std::fs::read_to_string(&out).unwrap(),
+            );
+            no_leaks(&format!("{cmd} --to {to} stderr"), &r.stderr);
+            if registry::by_name(to).is_some() {
+                validates(&out, Some(to));
+            }
+        }
+    }
+}
+
+#[test]
+fn resume_redact_writes_no_secret_where_the_agent_looks() {
+    let env = TestEnv::new();
+    let file = planted_file(&env);
+    for agent in ["claude", "codex", "gemini", "pi"] {
+        let r = env.run(&[
+            "resume",
+            file.to_str().unwrap(),
+            "--from",
+            "json",
+            "--in",
+            agent,
+            "--redact",
+            "--cwd",
+            "/home/u/project",
+            "--json",
+        ]);
+        assert_eq!(r.status, 0, "{agent}: {}", r.stderr);
+        let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let path = PathBuf::from(plan["path"].as_str().unwrap());
+        no_leaks(agent, &std::fs::read_to_string(&path).unwrap());
+        validates(&path, None);
+        // The report on stderr is JSON with --json, and names no secret.
+        let report: serde_json::Value = serde_json::from_str(&r.stderr).unwrap();
+        assert!(!report["findings"].as_array().unwrap().is_empty());
+        no_leaks(agent, &r.stderr);
+    }
+}
+
+/// Writes the planted session where each agent keeps its sessions and
+/// returns the paths.
+fn plant_everywhere(env: &TestEnv) -> Vec<PathBuf> {
+    let file = planted_file(env);
+    let mut paths = Vec::new();
+    for agent in ["claude", "codex", "gemini", "pi"] {
+        let r = env.run(&[
+            "resume",
+            file.to_str().unwrap(),
+            "--from",
+            "json",
+            "--in",
+            agent,
+            "--cwd",
+            "/home/u/project",
+            "--json",
+        ]);
+        assert_eq!(r.status, 0, "{agent}: {}", r.stderr);
+        let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        paths.push(PathBuf::from(plan["path"].as_str().unwrap()));
+    }
+    std::fs::remove_file(&file).unwrap();
+    paths
+}
+
+#[test]
+fn scan_finds_every_planted_kind_in_every_agents_sessions() {
+    let env = TestEnv::new();
+    let paths = plant_everywhere(&env);
+    let r = env.run(&["scan", "--json"]);
+    assert_eq!(r.status, 1, "secrets found: exit 1; {}", r.stderr);
+    no_leaks("scan --json", &r.stdout);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&r.stdout).unwrap();
+    let kinds: BTreeSet<String> = all_secrets(SEED).into_iter().map(|(k, _)| k).collect();
+    assert!(kinds.len() >= 25);
+    for p in &paths {
+        let found: BTreeSet<String> = rows
+            .iter()
+            .filter(|row| Path::new(row["path"].as_str().unwrap()) == p)
+            .map(|row| row["kind"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(found, kinds, "{}", p.display());
+    }
+    let fingerprints: BTreeSet<&str> = rows
+        .iter()
+        .map(|r| r["fingerprint"].as_str().unwrap())
+        .collect();
+    for (kind, secret) in all_secrets(SEED) {
+        assert!(
+            fingerprints.contains(agentlog_redact::fingerprint(&secret).as_str()),
+            "{kind}"
+        );
+    }
+    let text = env.run(&["scan"]);
+    assert_eq!(text.status, 1);
+    no_leaks("scan", &text.stdout);
+    assert!(
+        text.stdout.contains("distinct) in 4 of 4 sessions"),
+        "{}",
+        text.stdout
+    );
+    // Only the named session.
+    let one = env.run(&["scan", paths[0].to_str().unwrap(), "--json"]);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&one.stdout).unwrap();
+    assert!(rows.iter().all(|r| r["path"] == paths[0].to_str().unwrap()));
+}
+
+#[test]
+fn scrub_rewrites_each_session_in_place_keeping_a_backup() {
+    let env = TestEnv::new();
+    for path in plant_everywhere(&env) {
+        let original = std::fs::read(&path).unwrap();
+        let format = registry::detect(&path).unwrap();
+        let entries = format.read_path(&path).unwrap().session.entries.len();
+        // --dry-run changes nothing.
+        let dry = env.run(&["scrub", path.to_str().unwrap(), "--dry-run"]);
+        assert_eq!(dry.status, 0, "{}", dry.stderr);
+        assert_eq!(std::fs::read(&path).unwrap(), original);
+        let r = env.run(&["scrub", path.to_str().unwrap(), "--json"]);
+        assert_eq!(r.status, 0, "{}: {}", path.display(), r.stderr);
+        no_leaks("scrub report", &r.stdout);
+        let outcome: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(outcome["written"], true);
+        assert_eq!(outcome["remaining"]["findings"], serde_json::json!([]));
+        let backup = PathBuf::from(outcome["backup"].as_str().unwrap());
+        assert_eq!(
+            std::fs::read(&backup).unwrap(),
+            original,
+            "backup is the original"
+        );
+        let scrubbed = std::fs::read_to_string(&path).unwrap();
+        no_leaks(&path.display().to_string(), &scrubbed);
+        // Still the same format, read by its own reader, and valid.
+        assert_eq!(registry::detect(&path).unwrap().name(), format.name());
+        let back = format.read_path(&path).unwrap();
+        assert_eq!(back.session.entries.len(), entries);
+        validates(&path, None);
+        // Scrubbing again finds nothing and writes nothing.
+        let again = env.run(&["scrub", path.to_str().unwrap()]);
+        assert_eq!(again.status, 0);
+        assert!(again.stdout.contains("no secrets found; nothing changed"));
+        let s = env.run(&["scan", path.to_str().unwrap()]);
+        assert_eq!(s.status, 0, "{}", s.stdout);
+    }
+    // Backups are not sessions: scan finds none left anywhere.
+    let all = env.run(&["scan", "--json"]);
+    assert_eq!(all.status, 0, "{}", all.stdout);
+}
+
+#[test]
+fn scrub_refuses_a_binary_database_and_a_directory() {
+    let env = TestEnv::new();
+    let db = common::fixtures().join("native/cursor/as-test-store.db");
+    let copy = env.write("store.db", &std::fs::read(&db).unwrap());
+    let r = env.run(&["scrub", copy.to_str().unwrap()]);
+    assert_eq!(r.status, 1);
+    assert!(r.stderr.contains("binary file"), "{}", r.stderr);
+    assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&db).unwrap());
+    let r = env.run(&["scrub", env.home().to_str().unwrap()]);
+    assert_eq!(r.status, 1);
+    assert!(r.stderr.contains("not a session file"), "{}", r.stderr);
+}
