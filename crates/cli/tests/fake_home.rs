@@ -529,7 +529,15 @@ fn resume_writes_the_native_file_where_the_agent_looks() {
             "{target}: {path:?} is outside HOME"
         );
         assert!(path.is_file(), "{target}: {path:?} was not written");
-        assert!(!done["command"].as_str().unwrap().is_empty());
+        let command = done["command"].as_str().unwrap();
+        assert!(!command.is_empty());
+        assert!(
+            command.matches("cd ").count() <= 1,
+            "{target}: more than one cd in {command:?}"
+        );
+        if done["cwd"].is_string() {
+            assert!(command.starts_with("cd "), "{target}: {command:?}");
+        }
         assert_eq!(registry::detect(&path).unwrap().name(), target);
         let back = f.read_path(&path).unwrap().session;
         assert!(

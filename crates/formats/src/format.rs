@@ -19,7 +19,8 @@ pub struct Read {
 pub struct ResumePlan {
     /// The native session file to write.
     pub path: std::path::PathBuf,
-    /// The shell command that continues the session in the agent.
+    /// The shell command that continues the session in the agent, to run in
+    /// `cwd` (it holds no `cd`; the caller prints one).
     pub command: String,
     /// The directory the command must run in.
     pub cwd: Option<std::path::PathBuf>,

@@ -32,6 +32,15 @@ impl Format for JsonFormat {
     fn detect(&self, _path: &Path, head: &[u8]) -> u8 {
         let text = crate::jsonl::head_text(head, 4096);
         let t = text.trim_start();
+        // agentlog writes `meta` first: that is the unified model, even when
+        // the session it holds came from Gemini (whose `sessionId` and
+        // `projectHash` then appear in `meta.extra` and would look like a
+        // Gemini chat to a looser test).
+        if let Some(rest) = t.strip_prefix('{') {
+            if rest.trim_start().starts_with("\"meta\"") && t.contains("\"agent\"") {
+                return 95;
+            }
+        }
         if t.starts_with('{')
             && t.contains("\"meta\"")
             && t.contains("\"agent\"")

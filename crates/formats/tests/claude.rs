@@ -665,3 +665,38 @@ fn mutated_records_still_round_trip() {
         }
     }
 }
+
+/// A subagent file written by the real Claude Code 2.1.330 (against the
+/// harness's mock model: `crates/harness`), with the record types that
+/// version added (`api-request-shape`, `api-request-blob`, `api-request`).
+const CLAUDE_2_1_330_SUBAGENT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/claude-2.1.330/agent-a6e5e3d7d12151325.jsonl"
+);
+
+#[test]
+fn claude_2_1_330_subagent_file_ends_on_its_final_answer() {
+    let path = Path::new(CLAUDE_2_1_330_SUBAGENT);
+    let r = FORMAT.read_path(path).unwrap();
+    let unknown: Vec<_> = r
+        .diagnostics
+        .iter()
+        .filter(|d| d.to_string().contains("unknown-type"))
+        .collect();
+    assert!(unknown.is_empty(), "{unknown:?}");
+    let branch = r.session.active_branch();
+    let last_message = branch
+        .iter()
+        .rev()
+        .find_map(|e| e.message())
+        .expect("a message on the branch");
+    assert_eq!(last_message.text_content(), "subagent-final-answer");
+    let texts: Vec<String> = branch
+        .iter()
+        .filter_map(|e| e.message())
+        .map(|m| m.text_content())
+        .collect();
+    assert!(texts.iter().any(|t| t.contains("subtask: count the files")));
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(values(&write(&r.session)), values(&bytes));
+}

@@ -248,10 +248,7 @@ fn resume_plan_uses_the_project_directory_and_a_uuid() {
             "/home/me/.claude/projects/-home-me-proj/{sid}.jsonl"
         ))
     );
-    assert_eq!(
-        plan.command,
-        format!("cd /home/me/proj && claude --resume {sid}")
-    );
+    assert_eq!(plan.command, format!("claude --resume {sid}"));
     assert_eq!(plan.cwd, Some(PathBuf::from("/home/me/proj")));
 
     let mut env = DiscoverEnv::with_home("/home/me");

@@ -747,10 +747,7 @@ fn resume_plan_uses_codex_home_and_the_rollout_name() {
         .map(|c| c.to_string_lossy().into_owned())
         .collect();
     assert_eq!(format!("{}-{}-{}", dirs[2], dirs[1], dirs[0]), stamp[..10]);
-    assert_eq!(
-        plan.command,
-        format!("cd '/home/me/my project' && codex resume {id}")
-    );
+    assert_eq!(plan.command, format!("codex resume {id}"));
     assert_eq!(plan.cwd, Some(PathBuf::from("/home/me/my project")));
     env.vars.insert("CODEX_HOME".into(), "/srv/codex".into());
     let plan = codex().resume_plan(&s, &env).unwrap();

@@ -495,7 +495,7 @@ fn resume_plan_puts_the_log_in_the_project_dir() {
     );
     assert_eq!(
         plan.command,
-        "cd /proj/ds906659/gai/claude-code && gemini --resume 01996135-afde-7911-97f0-d863511eca56"
+        "gemini --resume 01996135-afde-7911-97f0-d863511eca56"
     );
     // An existing project dir (found by its marker) is reused.
     let existing = home.path().join(".gemini/tmp/other-name");
@@ -541,4 +541,129 @@ fn sessions_survive_the_unified_json_format() {
         assert_eq!(back.entries.len(), s.entries.len(), "{}", p.display());
         assert_eq!(write(&back), write(&s), "{}", p.display());
     }
+}
+
+/// A chat the real Gemini CLI 0.61.0 wrote and then continued with
+/// `--resume` (against the mock model of `crates/harness`): the resume
+/// rewrites history with `$set.messages` holding raw API parts (`text` with
+/// `thought`, `functionCall`, `functionResponse`).
+const RESUMED_0_61: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/gemini-0.61.0/session-resumed-set-parts.jsonl"
+);
+
+#[test]
+fn a_resumed_chat_keeps_thinking_tool_calls_and_results_of_raw_api_parts() {
+    let path = Path::new(RESUMED_0_61);
+    let r = gemini().read_path(path).unwrap();
+    let mut kinds = Vec::new();
+    for e in r.session.active_branch() {
+        let EntryKind::Message(m) = &e.kind else {
+            continue;
+        };
+        for b in &m.content {
+            match &b.kind {
+                BlockKind::Thinking { text, .. } => kinds.push(format!("thinking {text}")),
+                BlockKind::ToolCall { name, input, .. } => {
+                    kinds.push(format!("call {name} {}", input["command"]))
+                }
+                BlockKind::ToolResult {
+                    content, is_error, ..
+                } => {
+                    let t: String = content.iter().filter_map(|c| c.plain_text()).collect();
+                    assert!(!is_error, "{t}");
+                    kinds.push(format!("result {}", t.contains("alpha-tool-output")))
+                }
+                BlockKind::Text { text } if m.role == Role::Assistant => {
+                    kinds.push(format!("answer {text}"))
+                }
+                _ => {}
+            }
+        }
+    }
+    let at = |k: &str| {
+        kinds
+            .iter()
+            .position(|x| x == k)
+            .unwrap_or_else(|| panic!("{k} not in {kinds:?}"))
+    };
+    let order = [
+        at("thinking alpha-thinking"),
+        at("call run_shell_command \"echo alpha-tool-output\""),
+        at("result true"),
+        at("answer alpha-answer"),
+        at("answer beta-answer"),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{kinds:?}");
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(json_lines(&write(&r.session)), json_lines(&bytes));
+    // Converted to Claude, the tool result is the real output, not an error.
+    let claude = registry::by_name("claude").unwrap();
+    let mut out = Vec::new();
+    claude.write(&r.session, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("alpha-tool-output\\nProcess Group"), "{text}");
+    assert!(!text.contains("No result was recorded"));
+}
+
+#[test]
+fn agentlogs_unified_json_of_a_gemini_chat_is_not_taken_for_a_gemini_chat() {
+    let r = gemini().read_path(Path::new(RESUMED_0_61)).unwrap();
+    let json = registry::by_name("json").unwrap();
+    let mut out = Vec::new();
+    json.write(&r.session, &mut out).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("session.json");
+    std::fs::write(&p, &out).unwrap();
+    assert_eq!(registry::detect(&p).unwrap().name(), "json");
+}
+
+#[test]
+fn a_header_only_sibling_left_by_a_later_resume_is_not_another_session() {
+    let home = tempfile::tempdir().unwrap();
+    let chats = home.path().join(".gemini/tmp/proj/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    std::fs::copy(
+        RESUMED_0_61,
+        chats.join("session-2026-11-23T21-15-76fe0636.jsonl"),
+    )
+    .unwrap();
+    // What the real Gemini CLI 0.61.0 left beside a chat it continued in a
+    // later minute: the metadata line and the injected session context.
+    let sibling = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/gemini-0.61.0/sibling-left-by-resume.jsonl"
+    );
+    std::fs::copy(
+        sibling,
+        chats.join("session-2026-11-23T21-16-76fe0636.jsonl"),
+    )
+    .unwrap();
+    // A header-only chat of another session stays listed.
+    std::fs::copy(
+        sibling,
+        chats.join("session-2026-11-23T21-17-0000aaaa.jsonl"),
+    )
+    .unwrap();
+    // So does a sibling that holds a conversation.
+    std::fs::copy(
+        RESUMED_0_61,
+        chats.join("session-2026-11-23T21-18-76fe0636.jsonl"),
+    )
+    .unwrap();
+    let env = DiscoverEnv::with_home(home.path());
+    let mut found: Vec<String> = gemini()
+        .discover(&env)
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "session-2026-11-23T21-15-76fe0636.jsonl",
+            "session-2026-11-23T21-17-0000aaaa.jsonl",
+            "session-2026-11-23T21-18-76fe0636.jsonl"
+        ]
+    );
 }

@@ -2,7 +2,8 @@
 //! 0.73.1): pi opens files agentlog wrote and builds the same context at
 //! every entry, and agentlog does the same for files pi wrote. The package
 //! is installed once into `target/peers/pi` (npm, `--ignore-scripts`); when
-//! node or npm is not available the tests print why and pass.
+//! node or npm is not available the tests fail in CI (`CI` set) and
+//! elsewhere print why and pass.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use agentlog_store::pi::{CompactionParams, SessionContext, SessionInitParams, SessionManager};
@@ -25,6 +26,12 @@ fn peer() -> Option<PathBuf> {
     static PEER: OnceLock<Option<PathBuf>> = OnceLock::new();
     let p = PEER.get_or_init(install_peer).clone();
     if p.is_none() {
+        // In CI the peer is part of the test: missing it is a failure.
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+        assert!(
+            !ci,
+            "CI is set and the pi peer (npm @mariozechner/pi-coding-agent@{PI_VERSION}) could not be installed"
+        );
         println!("skipped: the pi peer (npm @mariozechner/pi-coding-agent@{PI_VERSION}) is not available");
     }
     p

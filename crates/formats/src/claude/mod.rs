@@ -157,7 +157,7 @@ impl Format for ClaudeFormat {
             .join(format!("{id}.jsonl"));
         Ok(ResumePlan {
             path,
-            command: format!("cd {} && claude --resume {id}", shell_quote(&cwd)),
+            command: format!("claude --resume {id}"),
             cwd: Some(PathBuf::from(cwd)),
         })
     }
@@ -242,17 +242,6 @@ fn base36(mut n: u64) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
 /// Returns the subagent transcripts of the session at `session_path`: the
 /// nested `<session>/subagents/**/agent-*.jsonl` files (2.1.x) and the flat
 /// `agent-*.jsonl` files beside it whose records name this session (2.0.x).
@@ -319,11 +308,5 @@ mod tests {
         assert!(enc.starts_with(&format!("-{}", "a".repeat(199))));
         assert_eq!(enc.as_bytes()[200], b'-');
         assert!(enc[201..].chars().all(|c| c.is_ascii_alphanumeric()));
-    }
-
-    #[test]
-    fn quotes_paths_for_the_shell() {
-        assert_eq!(shell_quote("/tmp/x"), "/tmp/x");
-        assert_eq!(shell_quote("/tmp/a b'c"), "'/tmp/a b'\\''c'");
     }
 }

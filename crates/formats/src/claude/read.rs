@@ -48,6 +48,14 @@ const METADATA_TYPES: &[&str] = &[
     "started",
     "result",
     "tag",
+    // Claude Code 2.1.330 and later: what each API request was built from
+    // (its shape, content-addressed message blobs, the request itself), the
+    // tools used and the running cost.
+    "api-request-shape",
+    "api-request-blob",
+    "api-request",
+    "tools-used",
+    "cost-state",
 ];
 
 /// Record types kept as events.
@@ -609,11 +617,18 @@ impl Reader<'_> {
         self.load_persisted_outputs();
         self.check_content();
         self.record_lines();
+        // The leaf is the last entry of the main conversation; in a
+        // subagent file (`agent-*.jsonl`, every message a sidechain) it is
+        // the last entry of the subagent's own conversation.
+        let has_main = self
+            .entries
+            .iter()
+            .any(|e| e.message().is_some_and(|m| !m.sidechain));
         let leaf = self
             .entries
             .iter()
             .rev()
-            .find(|e| !e.message().is_some_and(|m| m.sidechain))
+            .find(|e| !(has_main && e.message().is_some_and(|m| m.sidechain)))
             .or(self.entries.last())
             .map(|e| e.id.clone());
         let leaf_session = leaf.as_deref().and_then(|l| {

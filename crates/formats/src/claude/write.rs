@@ -190,6 +190,18 @@ fn write_converted(session: &Session, out: &mut dyn Write) -> Result<Fidelity, F
     Ok(c.fidelity)
 }
 
+/// True when a message holds tool results and nothing else but blank text.
+fn only_tool_results(m: &Message) -> bool {
+    m.content
+        .iter()
+        .any(|b| matches!(b.kind, BlockKind::ToolResult { .. }))
+        && m.content.iter().all(|b| match &b.kind {
+            BlockKind::ToolResult { .. } => true,
+            BlockKind::Text { text } => text.trim().is_empty(),
+            _ => false,
+        })
+}
+
 impl Converter<'_> {
     fn ts(&mut self, e: &Entry) -> String {
         if let Some(t) = e.timestamp.as_ref().filter(|t| t.to_utc().is_some()) {
@@ -266,7 +278,9 @@ impl Converter<'_> {
         match &e.kind {
             EntryKind::Message(m) => match m.role {
                 Role::Assistant => self.assistant(e, m),
-                Role::Tool => self.tool_result(e, m),
+                Role::Tool => self.tool_result(e, m, ""),
+                // Gemini keeps function responses in user messages.
+                Role::User if only_tool_results(m) => self.tool_result(e, m, ""),
                 Role::User => self.user(e, m, false),
                 _ => {
                     self.fidelity.lost(
@@ -381,7 +395,7 @@ impl Converter<'_> {
         self.push(o, json!({"role": "user", "content": content}));
     }
 
-    fn tool_result(&mut self, e: &Entry, m: &Message) {
+    fn tool_result(&mut self, e: &Entry, m: &Message, suffix: &str) {
         let mut results: Vec<(Option<String>, Vec<Block>, bool)> = Vec::new();
         for b in &m.content {
             if let BlockKind::ToolResult {
@@ -409,6 +423,15 @@ impl Converter<'_> {
                 .and_then(|c| self.tool_ids.get(c))
                 .cloned()
                 .filter(|id| self.open.iter().any(|(o, _)| o == id));
+            // The same result again (Gemini records a call's result with the
+            // call and once more as a function response): written once.
+            let repeated = call
+                .as_deref()
+                .and_then(|c| self.tool_ids.get(c))
+                .is_some_and(|id| self.answered.contains(id));
+            if known.is_none() && repeated {
+                continue;
+            }
             let Some(id) = known else {
                 self.fidelity.lost(
                     "tool results without a matching call (written as text)",
@@ -462,7 +485,7 @@ impl Converter<'_> {
             return;
         }
         let ts = self.ts(e);
-        let uuid = self.uuid_for(e, "");
+        let uuid = self.uuid_for(e, suffix);
         let o = self.envelope("user", &uuid, &ts);
         self.push(o, json!({"role": "user", "content": blocks}));
     }
@@ -476,8 +499,10 @@ impl Converter<'_> {
                 .is_some_and(|x| x.starts_with("claude"));
         let mut content = Vec::new();
         let mut calls = Vec::new();
+        let mut results = Message::new(Role::Tool);
         for b in &m.content {
             match &b.kind {
+                BlockKind::ToolResult { .. } => results.content.push(b.clone()),
                 BlockKind::Text { text } if !text.is_empty() => {
                     content.push(json!({"type": "text", "text": text}))
                 }
@@ -592,6 +617,11 @@ impl Converter<'_> {
         o.insert("requestId".into(), request_id.into());
         self.push(o, message);
         self.open.extend(calls);
+        // Results recorded inside the assistant message (Gemini's tool
+        // calls carry theirs) follow it as Claude's tool-result message.
+        if !results.content.is_empty() {
+            self.tool_result(e, &results, "results");
+        }
     }
 
     fn compaction(&mut self, e: &Entry, summary: &str, tokens_before: Option<u64>) {

@@ -106,18 +106,6 @@ fn is_rollout(p: &Path) -> bool {
     })
 }
 
-/// Quotes `s` for a POSIX shell when it needs quoting.
-fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+:,@%=".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
 impl Format for CodexFormat {
     fn name(&self) -> &'static str {
         FORMAT_NAME
@@ -196,10 +184,7 @@ impl Format for CodexFormat {
                 start.format("%Y-%m-%dT%H-%M-%S")
             ));
         let cwd = session.meta.cwd.as_ref().map(PathBuf::from);
-        let command = match &session.meta.cwd {
-            Some(c) => format!("cd {} && codex resume {id}", shell_quote(c)),
-            None => format!("codex resume {id}"),
-        };
+        let command = format!("codex resume {id}");
         Ok(ResumePlan { path, command, cwd })
     }
 

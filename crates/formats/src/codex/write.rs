@@ -140,7 +140,7 @@ impl<'a> Foreign<'a> {
         if meta.cwd.is_none() {
             fidelity.lost("working directory (written as \".\")", None);
         }
-        let mut p = json!({
+        let p = json!({
             "id": self.id,
             "timestamp": self.ts,
             "cwd": self.cwd,
@@ -149,8 +149,16 @@ impl<'a> Foreign<'a> {
             "instructions": null,
             "source": "cli",
         });
-        if let (Some(provider), Some(o)) = (&meta.model.provider, p.as_object_mut()) {
-            o.insert("model_provider".into(), provider.clone().into());
+        // Codex refuses to resume a rollout whose `model_provider` is not
+        // configured in its config.toml ("This chat uses model provider …
+        // which is no longer configured"), and another agent's provider
+        // (anthropic, google, a pi provider) never is. Without the field
+        // Codex continues with the provider it is configured for.
+        if meta.model.provider.is_some() {
+            fidelity.lost(
+                "model provider (Codex continues with its configured provider)",
+                None,
+            );
         }
         out.push(self.line("session_meta", p));
         if let Some(title) = &meta.title {

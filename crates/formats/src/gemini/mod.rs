@@ -177,6 +177,84 @@ pub fn write_project_root(project_dir: &Path, cwd: &str) -> std::io::Result<()> 
     }
 }
 
+/// Drops the header-only files Gemini CLI leaves beside a chat it continues
+/// in a later minute (`session-<later minute>-<same id8>.jsonl` holding only
+/// the metadata line and its injected session context), so one session is listed once. A header-only file
+/// with no sibling of the same id is kept.
+fn without_header_only_siblings(files: Vec<PathBuf>) -> Vec<PathBuf> {
+    fn key(p: &Path) -> Option<(PathBuf, String)> {
+        let stem = p.file_stem()?.to_str()?;
+        let id8 = stem.rsplit('-').next()?;
+        Some((p.parent()?.to_path_buf(), id8.to_owned()))
+    }
+    /// Nothing of the conversation: the metadata line, and at most a
+    /// `$set` whose messages are the CLI's injected session context.
+    fn header_only(p: &Path) -> bool {
+        if p.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+            return false;
+        }
+        let Ok(meta) = std::fs::metadata(p) else {
+            return false;
+        };
+        if meta.len() > 256 * 1024 {
+            return false;
+        }
+        let Ok(text) = std::fs::read_to_string(p) else {
+            return false;
+        };
+        let injected_only = |m: &serde_json::Value| {
+            m.get("type").and_then(serde_json::Value::as_str) == Some("user")
+                && m.get("content")
+                    .and_then(serde_json::Value::as_array)
+                    .is_some_and(|parts| {
+                        parts.iter().all(|p| {
+                            p.get("text")
+                                .and_then(serde_json::Value::as_str)
+                                .is_some_and(|t| t.trim_start().starts_with("<session_context>"))
+                        })
+                    })
+        };
+        let mut saw_header = false;
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                return false;
+            };
+            if v.get("sessionId").is_some() && v.get("projectHash").is_some() {
+                if v.get("messages").is_some() {
+                    return false;
+                }
+                saw_header = true;
+            } else if let Some(set) = v.get("$set") {
+                let quiet = match set.get("messages") {
+                    Some(serde_json::Value::Array(ms)) => ms.iter().all(injected_only),
+                    Some(_) => false,
+                    None => true,
+                };
+                if !quiet {
+                    return false;
+                }
+            } else {
+                return false;
+            }
+        }
+        saw_header
+    }
+    let mut count: std::collections::HashMap<(PathBuf, String), usize> =
+        std::collections::HashMap::new();
+    for f in &files {
+        if let Some(k) = key(f) {
+            *count.entry(k).or_default() += 1;
+        }
+    }
+    files
+        .into_iter()
+        .filter(|f| {
+            let shared = key(f).is_some_and(|k| count.get(&k).copied().unwrap_or(0) > 1);
+            !(shared && header_only(f))
+        })
+        .collect()
+}
+
 fn is_chat(p: &Path) -> bool {
     let ext = p.extension().and_then(|e| e.to_str());
     if !matches!(ext, Some("json" | "jsonl")) {
@@ -232,17 +310,19 @@ impl Format for GeminiFormat {
     }
 
     fn discover(&self, env: &DiscoverEnv) -> Vec<PathBuf> {
-        if let Some(roots) = env.roots_for(FORMAT_NAME) {
-            return roots
+        let files: Vec<PathBuf> = if let Some(roots) = env.roots_for(FORMAT_NAME) {
+            roots
                 .iter()
                 .flat_map(|r| walk_files(r, 5, &is_chat))
-                .collect();
-        }
-        let tmp = gemini_dir(env).join("tmp");
-        list_dirs(&tmp)
-            .into_iter()
-            .flat_map(|project| walk_files(&project.join("chats"), 1, &is_chat))
-            .collect()
+                .collect()
+        } else {
+            let tmp = gemini_dir(env).join("tmp");
+            list_dirs(&tmp)
+                .into_iter()
+                .flat_map(|project| walk_files(&project.join("chats"), 1, &is_chat))
+                .collect()
+        };
+        without_header_only_siblings(files)
     }
 
     fn read_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
@@ -269,11 +349,7 @@ impl Format for GeminiFormat {
             start.format("%Y-%m-%dT%H-%M"),
             &id[..8.min(id.len())]
         ));
-        let command = if cwd.is_empty() {
-            format!("gemini --resume {id}")
-        } else {
-            format!("cd {} && gemini --resume {id}", shell_quote(&cwd))
-        };
+        let command = format!("gemini --resume {id}");
         Ok(ResumePlan {
             path,
             command,
@@ -287,17 +363,5 @@ impl Format for GeminiFormat {
 
     fn write(&self, session: &Session, out: &mut dyn Write) -> Result<Fidelity, FormatError> {
         write::write(session, out)
-    }
-}
-
-/// Quotes `s` for a POSIX shell when it needs quoting.
-fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+:,@%=".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
     }
 }

@@ -14,6 +14,11 @@ pub(super) const CHECKPOINT: &str = "$checkpoint";
 /// Key in `Block::extra` marking a tool-result block derived from the
 /// `result` of the tool call before it.
 const DERIVED: &str = "derived";
+/// Key in `Block::extra` holding a raw Gemini API part (`text` with
+/// `thought`, `functionCall`, `functionResponse`) as the CLI stored it in a
+/// message's `content` (it does so in the `$set` history of a resumed
+/// session); native writing gives the part back verbatim.
+const RAW_PART: &str = "$raw_part";
 
 /// Which kind of message a user text is, when the CLI injected it.
 fn injected_kind(text: &str) -> Option<&'static str> {
@@ -167,6 +172,9 @@ fn thought_block(t: Value) -> Option<Block> {
 }
 
 fn part_block(p: Value) -> Block {
+    if let Some(b) = api_part_block(&p) {
+        return b;
+    }
     let Value::Object(mut o) = p else {
         return other(p);
     };
@@ -196,6 +204,34 @@ fn part_block(p: Value) -> Block {
         }
     }
     other(Value::Object(o))
+}
+
+/// Reads a raw API part: a thought, a function call or a function response.
+fn api_part_block(p: &Value) -> Option<Block> {
+    let o = p.as_object()?;
+    let mut b = if o.get("thought") == Some(&Value::Bool(true)) {
+        Block::thinking(o.get("text")?.as_str()?.to_owned(), None)
+    } else if let Some(Value::Object(fc)) = o.get("functionCall") {
+        let name = fc.get("name")?.as_str()?.to_owned();
+        let id = fc.get("id").and_then(Value::as_str).map(str::to_owned);
+        Block::tool_call(id, name, fc.get("args").cloned().unwrap_or(Value::Null))
+    } else if let Some(Value::Object(fr)) = o.get("functionResponse") {
+        let id = fr.get("id").and_then(Value::as_str).map(str::to_owned);
+        let resp = fr.get("response");
+        let (text, failed) = match resp {
+            Some(r) => match (r.get("error"), r.get("output")) {
+                (Some(e), _) => (value_text(e), true),
+                (None, Some(out)) => (value_text(out), false),
+                (None, None) => (value_text(r), false),
+            },
+            None => (String::new(), false),
+        };
+        Block::tool_result(id, vec![Block::text(text)], failed)
+    } else {
+        return None;
+    };
+    b.extra.insert(RAW_PART.into(), p.clone());
+    Some(b)
 }
 
 fn other(value: Value) -> Block {
@@ -297,6 +333,10 @@ pub(super) fn message_record(m: &Message, ts: Option<&Timestamp>, native: bool) 
     let mut thoughts = Vec::new();
     let mut calls = Vec::new();
     for b in &m.content {
+        if let Some(raw) = b.extra.get(RAW_PART).filter(|_| native) {
+            parts.push(raw.clone());
+            continue;
+        }
         match &b.kind {
             BlockKind::Thinking { text, .. } => thoughts.push(thought_value(b, text, native)),
             BlockKind::ToolCall { id, name, input } => {

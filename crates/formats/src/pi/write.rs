@@ -440,14 +440,21 @@ impl<'a> Writer<'a> {
             r => r.as_str().to_string(),
         };
         v.insert("role".into(), role.clone().into());
+        // Another format's `content` field among the extras is not pi's:
+        // only a pi message keeps its unmapped content there.
         let kept_elsewhere =
-            m.extra.contains_key("content") || (self.native && was_absent(&m.extra, "content"));
+            self.native && (m.extra.contains_key("content") || was_absent(&m.extra, "content"));
         let wanted =
             m.content_is_text || !m.content.is_empty() || CONTENT_ROLES.contains(&role.as_str());
+        // pi reads assistant and tool-result content as an array of blocks
+        // (a string crashes it: `content.flatMap is not a function`); only
+        // user and custom messages may hold a plain string.
+        let as_text = m.content_is_text
+            && (self.native || !matches!(role.as_str(), "assistant" | "toolResult"));
         if !kept_elsewhere && wanted {
             v.insert(
                 "content".into(),
-                self.content_value(&m.content, m.content_is_text, &e.id),
+                self.content_value(&m.content, as_text, &e.id),
             );
         }
         put_opt(&mut v, "toolCallId", &m.tool_call_id);
@@ -582,6 +589,14 @@ impl<'a> Writer<'a> {
                 signature,
                 redacted,
             } => {
+                if !self.native {
+                    // pi replays thinking only to the model that wrote it;
+                    // to any other model it sends the text as plain text.
+                    self.fidelity.lost(
+                        "thinking of another agent's model (pi sends it to the model as plain text)",
+                        Some(entry),
+                    );
+                }
                 v.insert("type".into(), "thinking".into());
                 v.insert("thinking".into(), text.clone().into());
                 put_opt(&mut v, "thinkingSignature", signature);
