@@ -73,7 +73,8 @@ fn maps_every_record_to_its_entry_kind() {
     assert_eq!(s.meta.model.model.as_deref(), Some("gpt-4.1-mini"));
     assert_eq!(s.meta.model.thinking_level.as_deref(), Some("medium"));
     assert_eq!(s.meta.title.as_deref(), Some("list files"));
-    let kinds: Vec<&str> = s.entries.iter().map(Entry::kind_name).collect();
+    let recs: Vec<&Entry> = records(s).collect();
+    let kinds: Vec<&str> = recs.iter().map(|e| e.kind_name()).collect();
     assert_eq!(
         kinds,
         [
@@ -87,7 +88,7 @@ fn maps_every_record_to_its_entry_kind() {
             "run_end"
         ]
     );
-    match &s.entries[2].kind {
+    match &recs[2].kind {
         EntryKind::LlmResponse { seq, usage, .. } => {
             assert_eq!(*seq, 1);
             let u = usage.as_ref().unwrap();
@@ -95,7 +96,7 @@ fn maps_every_record_to_its_entry_kind() {
         }
         k => panic!("{k:?}"),
     }
-    match &s.entries[4].kind {
+    match &recs[4].kind {
         EntryKind::ToolOutput {
             output,
             tool_call_id,
@@ -107,17 +108,17 @@ fn maps_every_record_to_its_entry_kind() {
         k => panic!("{k:?}"),
     }
     assert!(matches!(
-        &s.entries[7].kind,
+        &recs[7].kind,
         EntryKind::RunEnd {
             outcome: RunOutcome::Completed,
             ..
         }
     ));
-    assert_eq!(
-        s.entries[1].parent_id.as_deref(),
-        Some(s.entries[0].id.as_str())
-    );
-    assert_eq!(s.entries[1].line, Some(3));
+    // Each record is the child of the entry before it (the run.start's
+    // prompt message sits between the first two records).
+    assert_eq!(recs[1].parent_id.as_deref(), Some(s.entries[1].id.as_str()));
+    assert_eq!(s.entries[1].parent_id.as_deref(), Some(recs[0].id.as_str()));
+    assert_eq!(recs[1].line, Some(3));
 }
 
 #[test]
@@ -186,15 +187,16 @@ fn tolerates_crashes_unknown_records_values_and_versions() {
         .unwrap();
     assert_eq!(schema.severity, Severity::Warning);
     let s = &r.session;
-    assert_eq!(s.entries.len(), 7);
+    let recs: Vec<&Entry> = records(s).collect();
+    assert_eq!(recs.len(), 7);
     assert!(
-        matches!(&s.entries[1].kind, EntryKind::RunStatus { status, .. } if status == "paused_for_coffee")
+        matches!(&recs[1].kind, EntryKind::RunStatus { status, .. } if status == "paused_for_coffee")
     );
     assert!(
-        matches!(&s.entries[2].kind, EntryKind::Unknown { record_type: Some(t), .. } if t == "x.acme.audit")
+        matches!(&recs[2].kind, EntryKind::Unknown { record_type: Some(t), .. } if t == "x.acme.audit")
     );
     assert!(
-        matches!(&s.entries[5].kind, EntryKind::RunContext { context_left_percent, .. } if *context_left_percent == 42.5)
+        matches!(&recs[5].kind, EntryKind::RunContext { context_left_percent, .. } if *context_left_percent == 42.5)
     );
     // Everything that was read is written back unchanged.
     let (out, _) = write(s);
@@ -214,7 +216,7 @@ fn a_log_without_a_header_is_still_read() {
         .diagnostics
         .iter()
         .any(|d| d.code == "missing-header" && d.line == Some(1)));
-    assert_eq!(r.session.entries.len(), 1);
+    assert_eq!(records(&r.session).count(), 1);
 }
 
 #[test]
@@ -429,4 +431,73 @@ mod props {
             prop_assert_eq!(lines_of(&out), lines_of(text.as_bytes()));
         }
     }
+}
+
+/// The entries read from records (not the conversation read out of them).
+fn records(s: &agentlog_model::Session) -> impl Iterator<Item = &Entry> {
+    s.entries.iter().filter(|e| {
+        !e.extra
+            .contains_key(agentlog_formats::codelia::DERIVED_FROM)
+    })
+}
+
+#[test]
+fn a_run_log_reads_as_a_conversation_and_still_round_trips() {
+    use agentlog_model::{BlockKind, Role};
+    let path = fixture("session-store-spec-example.jsonl");
+    let r = FORMAT.read_path(&path).unwrap();
+    let s = &r.session;
+    let mut seen = Vec::new();
+    for e in s.active_branch() {
+        let EntryKind::Message(m) = &e.kind else {
+            continue;
+        };
+        for b in &m.content {
+            seen.push(match (&m.role, &b.kind) {
+                (Role::User, BlockKind::Text { text }) => format!("user {text}"),
+                (Role::Assistant, BlockKind::Text { text }) => format!("assistant {text}"),
+                (_, BlockKind::ToolCall { name, input, .. }) => format!("call {name} {input}"),
+                (
+                    _,
+                    BlockKind::ToolResult {
+                        tool_call_id,
+                        content,
+                        ..
+                    },
+                ) => format!(
+                    "result {} {}",
+                    tool_call_id.as_deref().unwrap_or(""),
+                    content
+                        .iter()
+                        .filter_map(|c| c.plain_text())
+                        .collect::<String>()
+                ),
+                (r, k) => format!("{r:?} {k:?}"),
+            });
+        }
+    }
+    assert_eq!(seen[0], "user list files");
+    assert!(seen[1].starts_with("call exec_command"), "{seen:?}");
+    assert_eq!(seen[2], "result call_1 AGENTS.md\nRULES.md\npackages\n");
+    assert!(seen.len() >= 3);
+    assert!(s.message_count() >= 2, "{}", s.message_count());
+    // The records, not the messages read out of them, are written back.
+    let bytes = std::fs::read(&path).unwrap();
+    let (out, _) = write(s);
+    let want: Vec<Value> = String::from_utf8(bytes)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines_of(&out), want);
+    // Converted to Claude, the run is a conversation.
+    let mut claude = Vec::new();
+    agentlog_formats::registry::by_name("claude")
+        .unwrap()
+        .write(s, &mut claude)
+        .unwrap();
+    let text = String::from_utf8(claude).unwrap();
+    assert!(
+        text.contains("list files") && text.contains("tool_result") && text.contains("RULES.md")
+    );
 }

@@ -219,7 +219,18 @@ fn cell(
         .find(|r| r.prompt().contains(&prompt))
         .ok_or_else(|| format!("{target} sent no turn for {prompt:?}"))?;
     let mut expect = own_history(src.agent);
-    let thinking_lost = losses.iter().any(|l| l.contains("thinking"));
+    // A loss of thinking blocks themselves (not of thinking-level changes).
+    let thinking_loss = losses
+        .iter()
+        .find(|l| {
+            l.contains("thinking")
+                && !l.contains("thinking level")
+                && !l.contains("thinking_level")
+                // Only the signatures: the thinking itself is written.
+                && !l.starts_with("thinking signatures")
+        })
+        .cloned();
+    let thinking_lost = thinking_loss.is_some();
     let mut sent = expect.clone();
     if thinking_lost {
         expect.retain(|(k, _)| *k != "thinking");
@@ -268,7 +279,10 @@ fn cell(
         ));
     }
     Ok(if thinking_lost {
-        "full history; thinking not carried, as the fidelity report says".to_owned()
+        format!(
+            "full history; thinking not carried, as the fidelity report says ({:?})",
+            thinking_loss.unwrap_or_default()
+        )
     } else if !resends_thinking(target) {
         "full history; thinking kept in the file (the CLI never resends it)".to_owned()
     } else {

@@ -232,7 +232,19 @@ fn read_log(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
     for (line, value) in records {
         let entry = read_record(path, line, value, &mut prev, &mut diags);
         check.see(path, &entry, &mut diags);
+        let derived = conversation_of(&entry);
         session.push(entry);
+        for (i, m) in derived.into_iter().enumerate() {
+            let Some(from) = prev.clone() else { break };
+            let mut e = Entry::new(
+                format!("{from}.m{i}"),
+                Some(from.clone()),
+                EntryKind::Message(m),
+            );
+            e.extra.insert(DERIVED_FROM.into(), Value::String(from));
+            prev = Some(e.id.clone());
+            session.push(e);
+        }
     }
     if !check.ended {
         diags.push(Diagnostic::info(
@@ -254,6 +266,63 @@ fn read_log(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         session,
         diagnostics: diags,
     })
+}
+
+/// Key in `Entry::extra` of a message read out of a run-log record (the
+/// prompt of `run.start`, the model's messages of `llm.response`, the result
+/// of `tool.output`); its value is the record's entry id. Writing a run log
+/// skips these entries: the records themselves are written.
+pub const DERIVED_FROM: &str = "codelia_record";
+
+/// The conversation a record holds, as model messages: the user prompt of
+/// `run.start`, the assistant messages (text and tool calls) of
+/// `llm.response`, the tool result of `tool.output`.
+fn conversation_of(e: &Entry) -> Vec<agentlog_model::Message> {
+    use agentlog_model::{Block, Message, Role};
+    match &e.kind {
+        EntryKind::RunStart { input, .. } => input
+            .get("text")
+            .and_then(Value::as_str)
+            .map(|t| {
+                let mut m = Message::text(Role::User, t);
+                m.content_is_text = true;
+                vec![m]
+            })
+            .unwrap_or_default(),
+        EntryKind::LlmResponse { output, usage, .. } => {
+            let mut out: Vec<Message> = output
+                .get("messages")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|v| v.get("role").and_then(Value::as_str) == Some("assistant"))
+                .filter_map(message::decode)
+                .filter(|m| !m.content.is_empty())
+                .collect();
+            if let Some(last) = out.last_mut() {
+                last.usage = usage.clone();
+            }
+            out
+        }
+        EntryKind::ToolOutput {
+            tool,
+            tool_call_id,
+            output,
+            is_error,
+        } => {
+            let mut m = Message::new(Role::Tool);
+            m.content.push(Block::tool_result(
+                Some(tool_call_id.clone()),
+                vec![Block::text(output.clone())],
+                is_error.unwrap_or(false),
+            ));
+            m.tool_call_id = Some(tool_call_id.clone());
+            m.tool_name = Some(tool.clone());
+            m.is_error = *is_error;
+            vec![m]
+        }
+        _ => Vec::new(),
+    }
 }
 
 fn title_of(text: &str) -> String {
@@ -440,6 +509,10 @@ fn encode_log(session: &Session) -> (Vec<Map<String, Value>>, Fidelity) {
         );
     }
     for e in &session.entries {
+        if native && e.extra.contains_key(DERIVED_FROM) {
+            // The conversation read out of a record: the record holds it.
+            continue;
+        }
         match record::encode(e, native) {
             Some(rec) => {
                 if !native && !e.extra.is_empty() {

@@ -307,6 +307,29 @@ impl<'a> Writer<'a> {
             Some(p) if self.native => serde_json::from_value(p.clone()).unwrap_or_default(),
             _ => provider_for(&meta.agent, meta.agent_version.as_deref()),
         };
+        if !self.native && provider_name(&d.provider.id).is_none() {
+            // SpecStory's schema allows four provider ids; another agent's
+            // session is written under the one its model family belongs
+            // to, and `name` keeps the agent's own name.
+            let family = model_family(
+                meta.model.provider.as_deref(),
+                meta.model.model.as_deref().or_else(|| {
+                    self.session
+                        .entries
+                        .iter()
+                        .find_map(|e| e.message().and_then(|m| m.model.as_deref()))
+                }),
+            );
+            self.fidelity.lost(
+                format!(
+                    "the agent as provider id (SpecStory allows only claude, cursor, codex and gemini; \
+                     written as {family}, with name {:?})",
+                    d.provider.name
+                ),
+                None,
+            );
+            d.provider.id = family.into();
+        }
         d.session_id = meta.id.clone();
         d.created_at = meta
             .created_at
@@ -753,6 +776,27 @@ fn time_text(t: &Timestamp) -> String {
     match t {
         Timestamp::Text(s) => s.clone(),
         Timestamp::Millis(_) => t.to_rfc3339(),
+    }
+}
+
+/// The SpecStory provider id whose models a session's model belongs to:
+/// `claude` for Anthropic's, `codex` for OpenAI's, `gemini` for Google's,
+/// and `cursor` (an agent of many vendors' models) for the rest.
+fn model_family(provider: Option<&str>, model: Option<&str>) -> &'static str {
+    let p = provider.unwrap_or("").to_ascii_lowercase();
+    let m = model.unwrap_or("").to_ascii_lowercase();
+    if p.contains("anthropic") || m.starts_with("claude") {
+        "claude"
+    } else if p.contains("openai")
+        || m.starts_with("gpt")
+        || m.starts_with("codex")
+        || m.starts_with('o') && m[1..].starts_with(|c: char| c.is_ascii_digit())
+    {
+        "codex"
+    } else if p.contains("google") || p.contains("gemini") || m.starts_with("gemini") {
+        "gemini"
+    } else {
+        "cursor"
     }
 }
 

@@ -1,0 +1,80 @@
+//! Sessions the real CLIs wrote in the conformance harness, kept in
+//! `crates/harness/fixtures` (see PROVENANCE.md there), read by agentlog's
+//! readers without the CLIs: every prompt, thinking block, tool call, tool
+//! result and answer in order, the token usage, and the file written back
+//! in its own format as the same JSON values.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use agentlog_formats::registry;
+use common::{assert_holds, session_items, Expect};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
+}
+
+fn values(bytes: &[u8]) -> Vec<Value> {
+    let text = String::from_utf8_lossy(bytes);
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn check(agent: &'static str, file: &str, expect: Expect) {
+    let path = fixture(file);
+    let format = registry::detect(&path).unwrap();
+    assert_eq!(format.name(), agent, "{file} detected as {}", format.name());
+    let read = format.read_path(&path).unwrap();
+    let items = session_items(&read.session);
+    assert_holds(&items, &expect, file);
+    let usage = read.session.total_usage();
+    assert!(usage.input > 0 && usage.output > 0, "{file}: {usage:?}");
+    let mut out = Vec::new();
+    format.write(&read.session, &mut out).unwrap();
+    assert_eq!(
+        values(&out),
+        values(&std::fs::read(&path).unwrap()),
+        "{file}: written back in its own format"
+    );
+}
+
+fn history(agent: &'static str) -> Expect {
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    vec![
+        ("user", leak(format!("alpha {agent}"))),
+        ("thinking", leak(format!("alpha-thinking-{agent}"))),
+        ("tool_call", leak(format!("alpha-tool-output-{agent}"))),
+        ("tool_result", leak(format!("alpha-tool-output-{agent}"))),
+        ("assistant", leak(format!("alpha-answer-{agent}"))),
+        ("user", leak(format!("beta {agent}"))),
+        ("tool_call", leak(format!("beta-content-{agent}"))),
+        ("tool_result", ""),
+        ("assistant", leak(format!("beta-answer-{agent}"))),
+    ]
+}
+
+#[test]
+fn claude_code_2_1_330_session() {
+    check("claude", "claude-2.1.330.jsonl", history("claude"));
+}
+
+#[test]
+fn codex_0_169_0_session() {
+    check("codex", "codex-0.169.0.jsonl", history("codex"));
+}
+
+#[test]
+fn gemini_cli_0_61_0_session() {
+    check("gemini", "gemini-0.61.0.jsonl", history("gemini"));
+}
+
+#[test]
+fn pi_0_73_1_session() {
+    check("pi", "pi-0.73.1.jsonl", history("pi"));
+}
