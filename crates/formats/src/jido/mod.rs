@@ -468,6 +468,11 @@ fn encode_conversation(session: &Session, native: bool, fid: &mut Fidelity) -> V
     };
     let mut out = Vec::new();
     for e in entries {
+        // The messages agentlog reads out of a codelia run log's records:
+        // the run's input and final answer below are its turns for jido.
+        if e.extra.contains_key(crate::codelia::DERIVED_FROM) {
+            continue;
+        }
         match &e.kind {
             EntryKind::Message(m) => {
                 if let Some(v) = encode_message(e, m, native, fid) {
