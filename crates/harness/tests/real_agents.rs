@@ -68,12 +68,57 @@ fn generate(sandbox: Sandbox) -> Generated {
         text.contains(&format!("beta-answer-{agent}")),
         "{agent}: continuing must append to the same file"
     );
+    if agent == "claude" {
+        check_claude_subagent(&sandbox, &file);
+    }
     keep(&file, &format!("generated/{agent}"));
     Generated {
         agent,
         sandbox,
         file,
     }
+}
+
+/// Claude Code runs a subagent (its `Agent` tool); agentlog reads the
+/// subagent's transcript (`<session>/subagents/agent-*.jsonl`) to its final
+/// answer, and the main session's delegation and answer.
+fn check_claude_subagent(sandbox: &Sandbox, file: &Path) {
+    let arg = sandbox.resume_arg(file);
+    sandbox.run(
+        &sandbox.project,
+        "delta claude: delegate a count",
+        Some(&arg),
+    );
+    let dir = file.with_extension("").join("subagents");
+    let sub = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("no subagent transcript in {}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .unwrap_or_else(|| panic!("no subagent transcript in {}", dir.display()));
+    let items = session_items(&read_session(sandbox, &sub));
+    assert_holds(
+        &items,
+        &vec![
+            ("user", "subtask claude"),
+            ("tool_call", "subagent-tool-output"),
+            ("tool_result", "subagent-tool-output"),
+            ("assistant", "subagent-final-answer"),
+        ],
+        "the Claude Code subagent transcript",
+    );
+    keep(&sub, "generated/claude-subagent");
+    let main = session_items(&read_session(sandbox, file));
+    assert_holds(
+        &main,
+        &vec![
+            ("user", "delta claude"),
+            ("tool_call", "subtask claude"),
+            ("tool_result", ""),
+            ("assistant", "delta-answer-claude"),
+        ],
+        "the Claude Code session that ran a subagent",
+    );
 }
 
 /// Keeps a copy of a file the agents wrote under target/harness-out, for

@@ -121,9 +121,23 @@ fn input_text(v: &Value) -> String {
     out
 }
 
+/// Key in `Entry::extra` of a message a reader derived from another entry
+/// of the same session (codelia's run records: the prompt of `run.start`,
+/// the messages of `llm.response`, the result of `tool.output`). The record
+/// is counted; the message read out of it is not counted again.
+pub const DERIVED_FROM: &str = "codelia_record";
+
 impl Entry {
+    /// True when the entry is a view of another entry ([`DERIVED_FROM`]).
+    pub fn is_derived(&self) -> bool {
+        self.extra.contains_key(DERIVED_FROM)
+    }
+
     /// Returns what the entry counts as (see the module documentation).
     pub fn counted(&self) -> Counted {
+        if self.is_derived() {
+            return Counted::Not;
+        }
         match &self.kind {
             EntryKind::Message(m) => message_counted(m),
             EntryKind::RunStart { .. } | EntryKind::Event { .. } => {
@@ -140,6 +154,9 @@ impl Entry {
 
     /// Returns the text of the entry when it is a user prompt.
     pub fn prompt_text(&self) -> Option<String> {
+        if self.is_derived() {
+            return None;
+        }
         let t = match &self.kind {
             EntryKind::Message(m) if message_counted(m) == Counted::Prompt => m.text_content(),
             EntryKind::RunStart { input, .. } => input_text(input),
@@ -159,6 +176,9 @@ impl Entry {
     /// Returns the token usage of the model response this entry records: a
     /// message's usage or a recorded LLM response's.
     pub fn response_usage(&self) -> Option<&Usage> {
+        if self.is_derived() {
+            return None;
+        }
         match &self.kind {
             EntryKind::Message(m) => m.usage.as_ref(),
             EntryKind::LlmResponse { usage, .. } => usage.as_ref(),

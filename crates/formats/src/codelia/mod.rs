@@ -272,7 +272,7 @@ fn read_log(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
 /// prompt of `run.start`, the model's messages of `llm.response`, the result
 /// of `tool.output`); its value is the record's entry id. Writing a run log
 /// skips these entries: the records themselves are written.
-pub const DERIVED_FROM: &str = "codelia_record";
+pub const DERIVED_FROM: &str = agentlog_model::DERIVED_FROM;
 
 /// The conversation a record holds, as model messages: the user prompt of
 /// `run.start`, the assistant messages (text and tool calls) of

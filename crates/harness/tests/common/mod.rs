@@ -546,6 +546,22 @@ pub fn shared_script(projects: &[(&str, PathBuf)]) -> Script {
         }
     }
     s.rule(Rule::new("gamma").then(vec![text("gamma-answer")]))
+        // Claude Code's subagent: the main agent delegates, the subagent
+        // (whose own first prompt is the delegated one) runs a tool.
+        .rule(
+            Rule::new("delta claude")
+                .then(vec![tool_call(
+                    "Agent",
+                    json!({"description": "count files", "prompt": "subtask claude: count the files",
+                           "subagent_type": "general-purpose"}),
+                )])
+                .then(vec![text("delta-answer-claude")]),
+        )
+        .rule(
+            Rule::new("subtask claude")
+                .then(vec![shell_call("claude", "subagent-tool-output")])
+                .then(vec![text("subagent-final-answer")]),
+        )
 }
 
 /// A started server, or a failure that names why.
