@@ -17,4 +17,8 @@ bash scripts/install-agent-clis.sh >/dev/null \
   || echo "warning: some agent CLIs could not be installed; the harness tests fail in CI and skip elsewhere" >&2
 bash "$(dirname "$0")/install-chromium.sh"
 bash "$(dirname "$0")/install-ccusage.sh" >/dev/null || echo "warning: ccusage could not be installed; the token comparison test will fail under CI" >&2
+# The further agent CLIs whose files agentlog reads (Copilot, OpenCode, Kilo,
+# Qwen Code with Node 22) for crates/harness/tests/more_agents.rs.
+bash scripts/install-more-agent-clis.sh copilot opencode kilo qwen >/dev/null \
+  || echo "warning: some of the further agent CLIs could not be installed; their harness tests fail in CI and skip elsewhere" >&2
 exit 0

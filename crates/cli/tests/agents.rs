@@ -40,7 +40,34 @@ fn home_with_agents() -> TestEnv {
         &agent_fixtures().join("opencode/1.18.33"),
         &env.home().join(".local/share/opencode"),
     );
+    copy_dir(
+        &agent_fixtures().join("cline/3.0.65/sessions"),
+        &env.home().join(".cline/data/sessions"),
+    );
+    copy_dir(
+        &agent_fixtures().join("aider/0.86.2"),
+        &env.home().join("projects/hello"),
+    );
     env
+}
+
+#[test]
+fn formats_lists_at_least_fifteen_agents() {
+    let env = TestEnv::new();
+    let r = env.run(&["formats"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    for name in ["copilot", "opencode", "kilo", "qwen", "cline", "aider"] {
+        assert!(
+            r.stdout.lines().any(|l| l.starts_with(name)),
+            "{name}: {}",
+            r.stdout
+        );
+    }
+    let agents: std::collections::BTreeSet<String> = agentlog_formats::registry::all()
+        .iter()
+        .map(|f| f.agent().as_str().to_string())
+        .collect();
+    assert!(agents.len() >= 15, "{agents:?}");
 }
 
 #[test]

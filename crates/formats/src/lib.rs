@@ -37,7 +37,9 @@ pub mod registry;
 pub mod render;
 
 pub mod acpx;
+pub mod aider;
 pub mod claude;
+pub mod cline;
 pub mod codelia;
 pub mod codex;
 pub mod copilot;

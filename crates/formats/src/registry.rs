@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// Every format, in the order detection prefers them on a tie.
 pub fn all() -> &'static [&'static dyn Format] {
-    static ALL: [&dyn Format; 14] = [
+    static ALL: [&dyn Format; 16] = [
         &crate::pi::FORMAT,
         &crate::claude::FORMAT,
         &crate::codex::FORMAT,
@@ -17,6 +17,8 @@ pub fn all() -> &'static [&'static dyn Format] {
         &crate::opencode::FORMAT,
         &crate::opencode::KILO,
         &crate::qwen::FORMAT,
+        &crate::cline::FORMAT,
+        &crate::aider::FORMAT,
         &crate::codelia::FORMAT,
         &crate::jido::FORMAT,
         &crate::specstory::FORMAT,

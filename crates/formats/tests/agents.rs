@@ -465,3 +465,136 @@ fn qwen_other_formats_become_chats_it_resumes() {
         "cd /tmp/agmock/cp1/proj && qwen --resume b034d159-7f8a-4e2f-b736-4b964fdc4bb1"
     );
 }
+
+// ---- Aider ----
+
+#[test]
+fn aider_real_history_reads_runs_prompts_answers_and_tokens() {
+    let path = fixture("aider/0.86.2/.aider.chat.history.md");
+    assert_eq!(registry::detect(&path).unwrap().name(), "aider");
+    let f = registry::by_name("aider").unwrap();
+    let s = f.read_path(&path).unwrap().session;
+    let users: Vec<String> = messages(&s, &Role::User)
+        .iter()
+        .map(|m| m.content[0].plain_text().unwrap())
+        .collect();
+    assert_eq!(
+        users,
+        ["Create hello.py that prints hello", "What does it print?"]
+    );
+    // The prompts get their times from .aider.input.history.
+    let first = s
+        .entries
+        .iter()
+        .find(|e| e.message().is_some_and(|m| m.role == Role::User))
+        .unwrap();
+    assert_eq!(
+        first.timestamp.as_ref().unwrap().to_string(),
+        "2026-11-23 21:16:18.461120"
+    );
+    let answers: Vec<String> = messages(&s, &Role::Assistant)
+        .iter()
+        .map(|m| m.content[0].plain_text().unwrap())
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            "Here is the change.\n\nhello.py\n```python\nprint('hello from mock')\n```",
+            "The file prints a greeting."
+        ]
+    );
+    // Aider's own token lines: 650 + 689 sent, 19 + 6 received.
+    let u = s.total_usage();
+    assert_eq!((u.input, u.output), (650 + 689, 19 + 6));
+    // Two runs, each an event with its start time.
+    let runs: Vec<_> = s
+        .entries
+        .iter()
+        .filter(|e| matches!(&e.kind, EntryKind::Event { event_type, .. } if event_type == "chat_started"))
+        .collect();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(
+        s.meta.created_at.as_ref().unwrap().to_string(),
+        "2026-11-23 21:16:04"
+    );
+    // Aider's output (the applied edit) is kept, marked as its output.
+    let outputs = messages(&s, &Role::System);
+    assert!(outputs
+        .iter()
+        .any(|m| m.injected.as_deref() == Some("aider-output")
+            && m.content[0]
+                .plain_text()
+                .unwrap()
+                .contains("Applied edit to hello.py")));
+}
+
+#[test]
+fn aider_is_found_in_projects_under_home() {
+    let home = tempfile::tempdir().unwrap();
+    let proj = home.path().join("src/proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::copy(
+        fixture("aider/0.86.2/.aider.chat.history.md"),
+        proj.join(".aider.chat.history.md"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(home.path().join(".cache/x")).unwrap();
+    std::fs::write(
+        home.path().join(".cache/x/.aider.chat.history.md"),
+        "# aider chat started at 2026-01-01 00:00:00\n",
+    )
+    .unwrap();
+    let f = registry::by_name("aider").unwrap();
+    let found = f.discover(&agentlog_formats::discover::DiscoverEnv::with_home(
+        home.path(),
+    ));
+    assert_eq!(found, [proj.join(".aider.chat.history.md")]);
+    // Hostile text stays text: escapes and HTML are read verbatim.
+    let p = home.path().join("h.md");
+    std::fs::write(&p, "# aider chat started at 2026-01-01 00:00:00\n\n#### <script>x</script>\u{1b}[31m  \n\nok\n> Tokens: 1.5k sent, 2 received. Cost: $0.25 message, $0.25 session.  \n").unwrap();
+    let s = f.read_path(&p).unwrap().session;
+    assert_eq!(
+        messages(&s, &Role::User)[0].content[0]
+            .plain_text()
+            .unwrap(),
+        "<script>x</script>\u{1b}[31m"
+    );
+    assert_eq!(s.total_usage().input, 1500);
+    assert_eq!(s.total_usage().cost_usd, Some(0.25));
+}
+
+// ---- Cline CLI ----
+
+#[test]
+fn cline_real_session_reads_turns_calls_and_usage() {
+    let path =
+        fixture("cline/3.0.65/sessions/1795469985340_ufbdu/1795469985340_ufbdu.messages.json");
+    assert_eq!(registry::detect(&path).unwrap().name(), "cline");
+    let f = registry::by_name("cline").unwrap();
+    let found = f.discover(&agentlog_formats::discover::DiscoverEnv {
+        roots: [("cline".to_string(), vec![fixture("cline/3.0.65/sessions")])].into(),
+        ..Default::default()
+    });
+    assert_eq!(found, std::slice::from_ref(&path));
+    let s = f.read_path(&path).unwrap().session;
+    assert_eq!(s.meta.id, "1795469985340_ufbdu");
+    assert_eq!(s.meta.agent_version.as_deref(), Some("3.0.65"));
+    assert_eq!(s.meta.cwd.as_deref(), Some("/tmp/agmock/cl2/proj"));
+    assert_eq!(s.meta.title.as_deref(), Some("What files are here?"));
+    let users = messages(&s, &Role::User);
+    assert!(users[0].content[0]
+        .plain_text()
+        .unwrap()
+        .contains("What files are here?"));
+    assert!(has_thinking(&s, "Let me list."));
+    assert_eq!(
+        tool_calls(&s),
+        [("call_1".to_string(), "run_commands".to_string())]
+    );
+    let r = results(&s);
+    assert_eq!(r.len(), 1);
+    assert!(r[0].1.contains("README"), "{r:?}");
+    // Two model calls: 101/102 prompt tokens with 10 cached, 20 out.
+    let u = s.total_usage();
+    assert_eq!((u.input, u.cache_read, u.output), (91 + 92, 20, 40));
+}

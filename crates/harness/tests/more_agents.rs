@@ -1,0 +1,541 @@
+//! The agents read beyond the first five, generated live: each installable
+//! CLI (installed by `scripts/install-more-agent-clis.sh` into
+//! `target/agents/<name>`) runs non-interactively in a temporary HOME against
+//! the mock model server, and agentlog must read every prompt, answer,
+//! thinking block, tool call, tool result and usage figure of the files it
+//! wrote, and write record files back exactly. Where the agent resumes from
+//! its files, it is also given a session agentlog converted from another
+//! agent and must send that conversation to the model.
+//!
+//! When `CI` is set a missing CLI fails the test; elsewhere the test says it
+//! skipped and why.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use agentlog_formats::discover::DiscoverEnv;
+use agentlog_formats::{registry, Format};
+use agentlog_harness::{text, thinking, tool_call, Item, MockServer, Part, Recorded, Rule, Script};
+use agentlog_model::{BlockKind, Role, Session};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The installed CLI `bin` of `name`, or `None` (after saying why) when it
+/// is missing outside CI.
+fn cli(name: &str, bin: &str) -> Option<PathBuf> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target"));
+    let path = target.join("agents").join(name).join(bin);
+    if path.exists() {
+        return Some(path);
+    }
+    let why = format!(
+        "{} is not installed (bash scripts/install-more-agent-clis.sh {name})",
+        path.display()
+    );
+    if std::env::var_os("CI").is_some() {
+        panic!("{why}");
+    }
+    eprintln!("skipped: {why}");
+    None
+}
+
+/// Runs `cmd` (with a time limit) and returns its output, failing the test
+/// with the agent's output when it fails.
+fn run(mut cmd: Command, what: &str) -> String {
+    let out = cmd.output().expect("starting the agent");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    stdout
+}
+
+/// A command with a clean environment: HOME, PATH and no colours.
+fn command(bin: &Path, home: &Path, cwd: &Path, extra_path: Option<&Path>) -> Command {
+    std::fs::create_dir_all(home).unwrap();
+    let mut c = Command::new("timeout");
+    c.arg("240").arg(bin);
+    let mut path = std::env::var("PATH").unwrap_or_default();
+    if let Some(p) = extra_path {
+        path = format!("{}:{path}", p.display());
+    }
+    c.env_clear()
+        .env("HOME", home)
+        .env("PATH", path)
+        .env("NO_COLOR", "1")
+        .env("TERM", "dumb")
+        .current_dir(cwd);
+    c
+}
+
+/// The token counts the mock server reports for `reply` (its documented
+/// rule: a quarter of the text's bytes plus one per part, plus one).
+fn reply_tokens(reply: &[Part]) -> (u64, u64) {
+    let mut output = 1;
+    let mut thinking = 0;
+    for p in reply {
+        match p {
+            Part::Text(t) => output += (t.len() / 4) as u64 + 1,
+            Part::Thinking(t) => thinking += (t.len() / 4) as u64 + 1,
+            Part::ToolCall(c) => output += (c.arguments.to_string().len() / 4) as u64 + 1,
+        }
+    }
+    (output, thinking)
+}
+
+/// The input tokens the mock server reported for a request.
+fn request_tokens(r: &Recorded) -> u64 {
+    (r.body.to_string().len() / 4) as u64 + 1
+}
+
+fn texts(s: &Session, role: &Role) -> Vec<String> {
+    s.entries
+        .iter()
+        .filter_map(|e| e.message())
+        .filter(|m| &m.role == role)
+        .filter(|m| m.injected.is_none())
+        .flat_map(|m| m.content.iter())
+        .filter_map(|b| match &b.kind {
+            BlockKind::Text { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn thinking_texts(s: &Session) -> Vec<String> {
+    s.entries
+        .iter()
+        .filter_map(|e| e.message())
+        .flat_map(|m| m.content.iter())
+        .filter_map(|b| match &b.kind {
+            BlockKind::Thinking { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn calls(s: &Session) -> Vec<(String, Value)> {
+    s.entries
+        .iter()
+        .filter_map(|e| e.message())
+        .flat_map(|m| m.content.iter())
+        .filter_map(|b| match &b.kind {
+            BlockKind::ToolCall { name, input, .. } => Some((name.clone(), input.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn results(s: &Session) -> Vec<String> {
+    s.entries
+        .iter()
+        .filter_map(|e| e.message())
+        .flat_map(|m| m.content.iter())
+        .filter(|b| matches!(b.kind, BlockKind::ToolResult { .. }))
+        .map(|b| b.plain_text().unwrap_or_default())
+        .collect()
+}
+
+/// Reads the file back through its format and checks that writing it gives
+/// the same JSON values line by line.
+fn assert_round_trip(format: &dyn Format, path: &Path) {
+    let read = format.read_path(path).unwrap();
+    let mut out = Vec::new();
+    let fidelity = format.write(&read.session, &mut out).unwrap();
+    assert!(fidelity.is_lossless(), "{fidelity:?}");
+    let lines = |b: &[u8]| -> Vec<Value> {
+        String::from_utf8_lossy(b)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    assert_eq!(
+        lines(&std::fs::read(path).unwrap()),
+        lines(&out),
+        "{}",
+        path.display()
+    );
+}
+
+/// The conversation every agent is given: a listing with thinking and a
+/// shell call, then a second prompt (on resume or continue).
+fn listing_script(shell: &str, args: Value) -> (Script, Vec<Vec<Part>>) {
+    let first = vec![
+        thinking("I should look at the files first."),
+        tool_call(shell, args),
+    ];
+    let second = vec![text("There is one file here: README.")];
+    let third = vec![text("Nothing else to add.")];
+    let script = Script::default()
+        .rule(
+            Rule::new("What files are here")
+                .then(first.clone())
+                .then(second.clone()),
+        )
+        .rule(Rule::new("Anything else").then(third.clone()));
+    (script, vec![first, second, third])
+}
+
+/// The sessions `format` finds under `home` (with `vars` set).
+fn sessions(format: &dyn Format, home: &Path, vars: &[(&str, &Path)]) -> Vec<PathBuf> {
+    let mut env = DiscoverEnv::with_home(home);
+    for (k, v) in vars {
+        env.vars.insert(k.to_string(), v.display().to_string());
+    }
+    format.discover(&env)
+}
+
+/// Checks a session generated with [`listing_script`]: prompts, thinking,
+/// the call and its result, the answers, and the usage of every turn.
+fn check_listing(s: &Session, server: &MockServer, replies: &[Vec<Part>], shell: &str) {
+    let users = texts(s, &Role::User);
+    assert!(
+        users.iter().any(|u| u.contains("What files are here?")),
+        "{users:?}"
+    );
+    assert!(
+        users.iter().any(|u| u.contains("Anything else?")),
+        "{users:?}"
+    );
+    assert!(
+        thinking_texts(s).contains(&"I should look at the files first.".to_string()),
+        "{:?}",
+        thinking_texts(s)
+    );
+    let c = calls(s);
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!(c[0].0, shell);
+    let r = results(s);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].contains("README"), "{r:?}");
+    let answers = texts(s, &Role::Assistant);
+    assert!(
+        answers.contains(&"There is one file here: README.".to_string()),
+        "{answers:?}"
+    );
+    assert!(
+        answers.contains(&"Nothing else to add.".to_string()),
+        "{answers:?}"
+    );
+    // Usage: each answer carries the figures the mock reported for the
+    // model turn that produced it (agents may make further tool-declaring
+    // requests of their own, e.g. a next-speaker check, that are not turns
+    // of the conversation).
+    let turn_inputs: Vec<u64> = server.turns().iter().map(request_tokens).collect();
+    let reply_outputs: Vec<u64> = replies
+        .iter()
+        .map(|r| {
+            let (o, t) = reply_tokens(r);
+            o + t
+        })
+        .collect();
+    let usages: Vec<agentlog_model::Usage> = s
+        .entries
+        .iter()
+        .filter_map(|e| e.message())
+        .filter(|m| m.role == Role::Assistant)
+        .filter_map(|m| m.usage.clone())
+        .collect();
+    assert_eq!(
+        usages.len(),
+        replies.len(),
+        "answers with usage: {usages:?}"
+    );
+    for u in &usages {
+        assert!(
+            reply_outputs.contains(&u.output),
+            "output {u:?} not in {reply_outputs:?}"
+        );
+        assert!(
+            turn_inputs.contains(&(u.input + u.cache_read)),
+            "input {u:?} not in {turn_inputs:?}"
+        );
+    }
+    assert_eq!(
+        usages.iter().map(|u| u.output).sum::<u64>(),
+        reply_outputs.iter().sum::<u64>(),
+        "output tokens"
+    );
+    let think: u64 = replies.iter().map(|r| reply_tokens(r).1).sum();
+    assert_eq!(
+        usages.iter().map(|u| u.reasoning).sum::<u64>(),
+        think,
+        "reasoning tokens"
+    );
+}
+
+/// True when some model request carried `needle` in a user item.
+fn model_saw(server: &MockServer, needle: &str) -> bool {
+    server.requests().iter().any(|r| {
+        r.items()
+            .iter()
+            .any(|i| matches!(i, Item::User { text } if text.contains(needle)))
+    })
+}
+
+fn project(dir: &Path) -> PathBuf {
+    let p = dir.join("proj");
+    std::fs::create_dir_all(&p).unwrap();
+    std::fs::write(p.join("README"), "hello\n").unwrap();
+    p
+}
+
+// ---- GitHub Copilot CLI ----
+
+fn copilot_cmd(bin: &Path, home: &Path, cwd: &Path, url: &str) -> Command {
+    let mut c = command(bin, home, cwd, None);
+    c.env("COPILOT_PROVIDER_BASE_URL", format!("{url}/v1"))
+        .env("COPILOT_PROVIDER_TYPE", "openai")
+        .env("COPILOT_PROVIDER_API_KEY", "sk-mock")
+        .env("COPILOT_OFFLINE", "true");
+    c
+}
+
+#[test]
+fn copilot_sessions_are_read_completely_and_round_trip() {
+    let Some(bin) = cli("copilot", "node_modules/.bin/copilot") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let (script, replies) = listing_script(
+        "bash",
+        json!({"command": "ls", "description": "List files"}),
+    );
+    let server = MockServer::start(script).unwrap();
+    let mut c = copilot_cmd(&bin, &home, &cwd, &server.url());
+    c.args([
+        "-p",
+        "What files are here?",
+        "--allow-all-tools",
+        "--model",
+        "mock-model",
+    ]);
+    run(c, "copilot -p");
+    let f = registry::by_name("copilot").unwrap();
+    let found = sessions(f, &home, &[]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let id = f.read_path(&found[0]).unwrap().session.meta.id;
+    let mut c = copilot_cmd(&bin, &home, &cwd, &server.url());
+    c.args([
+        &format!("--resume={id}"),
+        "-p",
+        "Anything else?",
+        "--allow-all-tools",
+        "--model",
+        "mock-model",
+    ]);
+    run(c, "copilot --resume");
+    let s = f.read_path(&found[0]).unwrap().session;
+    check_listing(&s, &server, &replies, "bash");
+    assert_round_trip(f, &found[0]);
+    assert_eq!(f.drift(&f.read_path(&found[0]).unwrap()), vec![], "drift");
+}
+
+#[test]
+fn copilot_resumes_a_session_agentlog_converted() {
+    let Some(bin) = cli("copilot", "node_modules/.bin/copilot") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let server =
+        MockServer::start(Script::default().rule(Rule::new("").then(vec![text("ok")]))).unwrap();
+    // A Qwen Code chat (written by the real Qwen Code) continued in Copilot.
+    let qwen = registry::by_name("qwen").unwrap();
+    let src = workspace().join(
+        "crates/formats/tests/fixtures/qwen/0.24.4/projects/-tmp-agmock-qw1-proj/chats/feb0a428-4ff4-43a5-9a2b-f15eacffa88d.jsonl",
+    );
+    let mut s = qwen.read_path(&src).unwrap().session;
+    s.meta.cwd = Some(cwd.display().to_string());
+    let f = registry::by_name("copilot").unwrap();
+    let plan = f.resume_plan(&s, &DiscoverEnv::with_home(&home)).unwrap();
+    std::fs::create_dir_all(plan.path.parent().unwrap()).unwrap();
+    let mut out = Vec::new();
+    f.write(&s, &mut out).unwrap();
+    std::fs::write(&plan.path, out).unwrap();
+    let id = plan
+        .path
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let mut c = copilot_cmd(&bin, &home, &cwd, &server.url());
+    c.args([
+        &format!("--resume={id}"),
+        "-p",
+        "Continue please",
+        "--allow-all-tools",
+        "--model",
+        "mock-model",
+    ]);
+    run(c, "copilot --resume of a converted session");
+    assert!(model_saw(&server, "Continue please"));
+    assert!(
+        model_saw(&server, "What files are here?"),
+        "the converted history was not sent"
+    );
+    // And what Copilot appended still reads.
+    let s2 = f.read_path(&plan.path).unwrap().session;
+    assert!(texts(&s2, &Role::Assistant).contains(&"ok".to_string()));
+}
+
+// ---- OpenCode and Kilo Code ----
+
+fn opencode_like(name: &str, bin: &str, config: &str) {
+    let Some(bin) = cli(name, bin) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let (script, replies) = listing_script(
+        "bash",
+        json!({"command": "ls", "description": "List files"}),
+    );
+    let server = MockServer::start(script).unwrap();
+    let cfg = json!({
+        "provider": {"mock": {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "Mock",
+            "options": {"baseURL": format!("{}/v1", server.url()), "apiKey": "sk-mock"},
+            "models": {"mock-model": {"name": "Mock Model"}}
+        }},
+        "model": "mock/mock-model",
+        "small_model": "mock/mock-model",
+        "autoupdate": false,
+        "share": "disabled"
+    });
+    std::fs::write(cwd.join(config), cfg.to_string()).unwrap();
+    let mut c = command(&bin, &home, &cwd, None);
+    c.args(["run", "What files are here?"]);
+    run(c, &format!("{name} run"));
+    let mut c = command(&bin, &home, &cwd, None);
+    c.args(["run", "--continue", "Anything else?"]);
+    run(c, &format!("{name} run --continue"));
+    let f = registry::by_name(name).unwrap();
+    let found = sessions(f, &home, &[]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(registry::detect(&found[0]).unwrap().name(), name);
+    let read = f.read_path(&found[0]).unwrap();
+    assert_eq!(f.drift(&read), vec![], "drift");
+    check_listing(&read.session, &server, &replies, "bash");
+}
+
+#[test]
+fn opencode_sessions_are_read_completely() {
+    opencode_like("opencode", "node_modules/.bin/opencode", "opencode.json");
+}
+
+#[test]
+fn kilo_sessions_are_read_completely() {
+    opencode_like("kilo", "node_modules/.bin/kilo", "kilo.json");
+}
+
+// ---- Qwen Code ----
+
+fn qwen_cmd(bin: &Path, home: &Path, cwd: &Path, url: &str) -> Command {
+    // Qwen Code needs Node 22, installed beside it (npm `node@22`).
+    let node = bin.parent().unwrap().to_path_buf();
+    let mut c = command(bin, home, cwd, Some(&node));
+    c.env("OPENAI_BASE_URL", format!("{url}/v1"))
+        .env("OPENAI_API_KEY", "sk-mock")
+        .env("OPENAI_MODEL", "mock-model")
+        .env("QWEN_CODE_SUPPRESS_YOLO_WARNING", "1");
+    c
+}
+
+#[test]
+fn qwen_sessions_are_read_completely_and_round_trip() {
+    let Some(bin) = cli("qwen", "node_modules/.bin/qwen") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let (script, replies) = listing_script(
+        "run_shell_command",
+        json!({"command": "ls", "description": "List files"}),
+    );
+    let server = MockServer::start(script).unwrap();
+    let mut c = qwen_cmd(&bin, &home, &cwd, &server.url());
+    c.args([
+        "-p",
+        "What files are here?",
+        "--yolo",
+        "--auth-type",
+        "openai",
+    ]);
+    run(c, "qwen -p");
+    let mut c = qwen_cmd(&bin, &home, &cwd, &server.url());
+    c.args([
+        "--continue",
+        "-p",
+        "Anything else?",
+        "--yolo",
+        "--auth-type",
+        "openai",
+    ]);
+    run(c, "qwen --continue");
+    let f = registry::by_name("qwen").unwrap();
+    let found = sessions(f, &home, &[]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let read = f.read_path(&found[0]).unwrap();
+    check_listing(&read.session, &server, &replies, "run_shell_command");
+    assert_round_trip(f, &found[0]);
+}
+
+#[test]
+fn qwen_resumes_a_session_agentlog_converted() {
+    let Some(bin) = cli("qwen", "node_modules/.bin/qwen") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let server =
+        MockServer::start(Script::default().rule(Rule::new("").then(vec![text("ok")]))).unwrap();
+    // A Copilot session (written by the real Copilot CLI) continued in Qwen.
+    let copilot = registry::by_name("copilot").unwrap();
+    let src = workspace().join(
+        "crates/formats/tests/fixtures/copilot/1.0.102/session-state/b034d159-7f8a-4e2f-b736-4b964fdc4bb1/events.jsonl",
+    );
+    let mut s = copilot.read_path(&src).unwrap().session;
+    s.meta.cwd = Some(cwd.display().to_string());
+    let f = registry::by_name("qwen").unwrap();
+    let plan = f.resume_plan(&s, &DiscoverEnv::with_home(&home)).unwrap();
+    std::fs::create_dir_all(plan.path.parent().unwrap()).unwrap();
+    let mut out = Vec::new();
+    f.write(&s, &mut out).unwrap();
+    std::fs::write(&plan.path, out).unwrap();
+    let mut c = qwen_cmd(&bin, &home, &cwd, &server.url());
+    c.args([
+        "--resume",
+        &s.meta.id,
+        "-p",
+        "Continue please",
+        "--yolo",
+        "--auth-type",
+        "openai",
+    ]);
+    run(c, "qwen --resume of a converted session");
+    assert!(model_saw(&server, "Continue please"));
+    assert!(
+        model_saw(&server, "What files are here?"),
+        "the converted history was not sent"
+    );
+}
