@@ -216,7 +216,25 @@ fn check_listing(s: &Session, server: &MockServer, replies: &[Vec<Part>], shell:
     assert_eq!(c[0].0, shell);
     let r = results(s);
     assert_eq!(r.len(), 1, "{r:?}");
-    assert!(r[0].contains("README"), "{r:?}");
+    // The result is what the agent sent back to the model (whatever the
+    // shell printed on this machine).
+    let sent: Vec<String> = server
+        .requests()
+        .iter()
+        .flat_map(|q| q.items())
+        .filter_map(|i| match i {
+            Item::ToolResult { output } => Some(output),
+            _ => None,
+        })
+        .collect();
+    let got = r[0].trim();
+    assert!(
+        !got.is_empty()
+            && sent
+                .iter()
+                .any(|o| o.contains(got) || got.contains(o.trim())),
+        "result {got:?} is not what the model received: {sent:?}"
+    );
     let answers = texts(s, &Role::Assistant);
     assert!(
         answers.contains(&"There is one file here: README.".to_string()),
