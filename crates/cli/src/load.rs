@@ -28,7 +28,30 @@ pub fn resolve(arg: &str) -> anyhow::Result<PathBuf> {
 }
 
 /// Reads the session at `arg` with format `from`, or the detected one.
+///
+/// `-` reads standard input (up to the input size cap); any other path
+/// must be a regular file (never a FIFO or a device).
 pub fn read(arg: &str, from: Option<&str>) -> anyhow::Result<(PathBuf, &'static dyn Format, Read)> {
+    use agentlog_formats::registry;
+    use anyhow::Context;
+    if arg == "-" {
+        let path = PathBuf::from("<stdin>");
+        let bytes = agentlog_formats::input::read_capped(&path, std::io::stdin().lock(), 0)?;
+        let format = match from {
+            Some(name) => registry::by_name(name)
+                .ok_or_else(|| anyhow::anyhow!("unknown format {name:?}; known formats: {}", registry::names()))?,
+            None => registry::detect_bytes(&path, &bytes).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "standard input is not a session agentlog recognises; name its format with --from (known: {})",
+                    registry::names()
+                )
+            })?,
+        };
+        let read = format
+            .read_bytes(&path, &bytes)
+            .with_context(|| format!("reading standard input as {}", format.name()))?;
+        return Ok((path, format, read));
+    }
     let settings = crate::config::settings(&[])?;
     agentlog_api::resolve::read(&settings, arg, from).map_err(hint)
 }

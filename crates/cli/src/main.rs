@@ -97,13 +97,25 @@ fn is_usage(err: &anyhow::Error) -> bool {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(max) = std::env::var_os("AGENTLOG_MAX_INPUT") {
+        match max.to_str().and_then(agentlog_formats::input::parse_size) {
+            Some(n) => agentlog_formats::input::set_max_bytes(n),
+            None => {
+                crate::eprintln_clean!(
+                    "agentlog: error: AGENTLOG_MAX_INPUT={}: not a size (e.g. 512M, 8G)",
+                    max.to_string_lossy()
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
     match run(cli) {
         Ok(code) => code,
         Err(err) if out::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("agentlog: error: {err}");
+            crate::eprintln_clean!("agentlog: error: {err}");
             for cause in err.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                crate::eprintln_clean!("  caused by: {cause}");
             }
             if is_usage(&err) {
                 ExitCode::from(2)

@@ -1,5 +1,6 @@
 //! Standard output that survives closed pipes, and small printing helpers.
 
+use agentlog_formats::render::sanitize::sanitize;
 use serde::Serialize;
 use std::io::{self, IsTerminal, Write};
 
@@ -25,12 +26,47 @@ pub fn use_color() -> bool {
     stdout_is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
 
-/// Writes `text` to standard output.
+/// Writes `text`, meant for a human, to standard output through the
+/// terminal sanitizer ([`agentlog_formats::render::sanitize`]): session
+/// text never reaches the terminal as control sequences.
 pub fn print(text: &str) -> anyhow::Result<()> {
+    print_exact(&sanitize(text))
+}
+
+/// Writes `text` to standard output as it is: for data (JSON, a session
+/// file) and for renderings that sanitized their fields themselves and
+/// add colours of their own.
+pub fn print_exact(text: &str) -> anyhow::Result<()> {
     let mut o = io::stdout().lock();
     o.write_all(text.as_bytes())?;
     o.flush()?;
     Ok(())
+}
+
+/// Writes `text` to standard error through the terminal sanitizer.
+pub fn eprint(text: &str) {
+    let mut e = io::stderr().lock();
+    let _ = e.write_all(sanitize(text).as_bytes());
+    let _ = e.flush();
+}
+
+/// `eprintln!` through the terminal sanitizer.
+#[macro_export]
+macro_rules! eprintln_clean {
+    () => {
+        $crate::out::eprint("\n")
+    };
+    ($($t:tt)*) => {
+        $crate::out::eprint(&format!("{}\n", format_args!($($t)*)))
+    };
+}
+
+/// `eprint!` through the terminal sanitizer.
+#[macro_export]
+macro_rules! eprint_clean {
+    ($($t:tt)*) => {
+        $crate::out::eprint(&format!("{}", format_args!($($t)*)))
+    };
 }
 
 /// Writes `value` as pretty JSON and a newline to standard output.

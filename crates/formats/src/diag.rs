@@ -95,3 +95,132 @@ impl fmt::Display for Diagnostic {
         write!(f, ": {sev}[{}]: {}", self.code, self.message)
     }
 }
+
+/// Keeps at most `per_code` diagnostics of each code (the first ones) and
+/// replaces the rest of each code with one diagnostic saying how many more
+/// there were ("… and 2,999,990 more like this"), at the severity of the
+/// worst one dropped.
+pub fn summarize(diags: Vec<Diagnostic>, per_code: usize) -> Vec<Diagnostic> {
+    use std::collections::HashMap;
+    let mut seen: HashMap<&'static str, usize> = HashMap::new();
+    let mut more: Vec<(&'static str, usize, Severity, PathBuf)> = Vec::new();
+    let mut out = Vec::new();
+    for d in diags {
+        let n = seen.entry(d.code).or_insert(0);
+        *n += 1;
+        if *n <= per_code {
+            out.push(d);
+            continue;
+        }
+        match more.iter_mut().find(|m| m.0 == d.code) {
+            Some(m) => {
+                m.1 += 1;
+                if d.severity > m.2 {
+                    m.2 = d.severity;
+                }
+            }
+            None => more.push((d.code, 1, d.severity, d.path)),
+        }
+    }
+    for (code, n, severity, path) in more {
+        out.push(Diagnostic::new(
+            &path,
+            None,
+            severity,
+            code,
+            format!("… and {} more like this", thousands(n)),
+        ));
+    }
+    out
+}
+
+/// Returns `n` with commas between thousands.
+fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Returns an error for every entry that is its own parent and for every
+/// cycle of parent links (naming its ids): their entries can never be
+/// reached from a root, so a reader would silently lose them.
+pub fn tree_diagnostics(path: &Path, session: &agentlog_model::Session) -> Vec<Diagnostic> {
+    use std::collections::HashMap;
+    let mut out = Vec::new();
+    let index: HashMap<&str, usize> = session
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id.as_str(), i))
+        .collect();
+    // 0: not seen, 1: on the current walk, 2: done.
+    let mut state = vec![0u8; session.entries.len()];
+    for start in 0..session.entries.len() {
+        if state[start] != 0 {
+            continue;
+        }
+        let mut walk: Vec<usize> = Vec::new();
+        let mut at = Some(start);
+        while let Some(i) = at {
+            match state[i] {
+                2 => break,
+                1 => {
+                    // A cycle: the part of the walk from `i` on.
+                    let from = walk.iter().position(|&w| w == i).unwrap_or(0);
+                    let ids: Vec<&str> = walk[from..]
+                        .iter()
+                        .map(|&w| session.entries[w].id.as_str())
+                        .collect();
+                    let e = &session.entries[i];
+                    if ids.len() == 1 {
+                        out.push(Diagnostic::error(
+                            path,
+                            e.line,
+                            "self-parent",
+                            format!(
+                                "entry {} is its own parent; it cannot be reached from the root",
+                                e.id
+                            ),
+                        ));
+                    } else {
+                        let shown: Vec<&str> = ids.iter().copied().take(20).collect();
+                        out.push(Diagnostic::error(
+                            path,
+                            e.line,
+                            "parent-cycle",
+                            format!(
+                                "parent links form a cycle: {} -> {}{}; these entries cannot be reached from the root",
+                                shown.join(" -> "),
+                                ids[0],
+                                if ids.len() > 20 {
+                                    format!(" (and {} more)", ids.len() - 20)
+                                } else {
+                                    String::new()
+                                }
+                            ),
+                        ));
+                    }
+                    break;
+                }
+                _ => {
+                    state[i] = 1;
+                    walk.push(i);
+                    at = session.entries[i]
+                        .parent_id
+                        .as_deref()
+                        .and_then(|p| index.get(p).copied());
+                }
+            }
+        }
+        for w in walk {
+            state[w] = 2;
+        }
+    }
+    out
+}

@@ -61,15 +61,20 @@ pub trait Format: Send + Sync {
     /// Reads the session at `path` (a file, or a directory for formats
     /// stored as several files).
     fn read_path(&self, path: &Path) -> Result<Read, FormatError> {
-        let bytes = std::fs::read(path).map_err(|e| FormatError::io(path, e))?;
-        self.read_bytes(path, &bytes)
+        let bytes = crate::input::read_file(path)?;
+        let mut read = self.read_bytes(path, &bytes)?;
+        read.diagnostics = crate::diag::summarize(std::mem::take(&mut read.diagnostics), 100);
+        Ok(read)
     }
 
     /// Checks the file at `path` against everything the format requires and
     /// returns every problem found. By default these are the reader's
     /// diagnostics; formats with a schema check more.
     fn validate(&self, path: &Path) -> Result<Vec<crate::Diagnostic>, FormatError> {
-        Ok(self.read_path(path)?.diagnostics)
+        let read = self.read_path(path)?;
+        let mut d = read.diagnostics;
+        d.extend(crate::diag::tree_diagnostics(path, &read.session));
+        Ok(d)
     }
 
     /// Returns the record types and fields of `read` (a file this format

@@ -31,10 +31,12 @@ pub mod error;
 pub mod fidelity;
 pub mod format;
 pub mod ids;
+pub mod input;
 pub mod jsonl;
 pub mod member;
 pub mod registry;
 pub mod render;
+pub mod safe_path;
 
 pub mod acpx;
 pub mod aider;

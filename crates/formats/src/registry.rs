@@ -50,15 +50,10 @@ pub fn detect(path: &Path) -> Result<&'static dyn Format, FormatError> {
     let mut head = Vec::new();
     let member = crate::member::split_member(path);
     if let Some((file, _)) = &member {
-        let f = std::fs::File::open(file).map_err(|e| FormatError::io(file, e))?;
-        f.take(HEAD_BYTES as u64)
-            .read_to_end(&mut head)
-            .map_err(|e| FormatError::io(file, e))?;
-    } else if path.is_file() {
-        let file = std::fs::File::open(path).map_err(|e| FormatError::io(path, e))?;
-        file.take(HEAD_BYTES as u64)
-            .read_to_end(&mut head)
-            .map_err(|e| FormatError::io(path, e))?;
+        head = read_head(file)?;
+    } else if path.is_file() || (path.exists() && !path.is_dir()) {
+        // A FIFO or a device is refused here, never read.
+        head = read_head(path)?;
     } else if !path.exists() {
         return Err(FormatError::io(
             path,
@@ -69,6 +64,33 @@ pub fn detect(path: &Path) -> Result<&'static dyn Format, FormatError> {
         path: path.to_path_buf(),
         known: names(),
     })
+}
+
+/// Returns the first [`HEAD_BYTES`] of the regular file at `path`, read on
+/// (doubling, up to the input size cap) until they hold the first complete
+/// line: a first record longer than that (a pasted screenshot) is looked
+/// at whole.
+pub fn read_head(path: &Path) -> Result<Vec<u8>, FormatError> {
+    let mut head = Vec::new();
+    let (file, _) = crate::input::open_file(path)?;
+    let mut file = file.take(crate::input::max_bytes());
+    let mut chunk = HEAD_BYTES as u64;
+    loop {
+        let before = head.len();
+        (&mut file)
+            .take(chunk)
+            .read_to_end(&mut head)
+            .map_err(|e| FormatError::io(path, e))?;
+        let got = (head.len() - before) as u64;
+        let complete = head
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .is_some_and(|start| head[start..].contains(&b'\n'));
+        if complete || got < chunk {
+            return Ok(head);
+        }
+        chunk = chunk.saturating_mul(2);
+    }
 }
 
 /// Returns the format that is surest the file with these first bytes is its

@@ -29,7 +29,8 @@ pub fn whole_lines(bytes: &[u8]) -> &[u8] {
 /// including its last newline. A last line without a newline (being written
 /// or torn) is left out.
 pub fn read_whole_lines(path: &Path) -> Result<Vec<u8>, StoreError> {
-    let mut bytes = std::fs::read(path).map_err(|e| StoreError::io(path, "read", e))?;
+    let mut bytes = agentlog_formats::input::read_file(path)
+        .map_err(|e| StoreError::io(path, "read", std::io::Error::other(e.to_string())))?;
     let keep = whole_lines(&bytes).len();
     bytes.truncate(keep);
     Ok(bytes)

@@ -86,7 +86,7 @@ pub fn cmd_context(args: Args) -> anyhow::Result<ExitCode> {
 fn pi_context(path: &std::path::Path, args: &Args) -> anyhow::Result<ExitCode> {
     let sm = SessionManager::load(path)?;
     for d in sm.diagnostics() {
-        eprintln!("{d}");
+        crate::eprintln_clean!("{d}");
     }
     let ctx = match &args.leaf {
         Some(id) => sm.build_session_context_at(Some(id)).map_err(|e| {

@@ -41,7 +41,7 @@ pub struct Args {
 pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
     let (_path, _format, mut read) = load::read(&args.session, args.from.as_deref())?;
     for d in &read.diagnostics {
-        eprintln!("{d}");
+        crate::eprintln_clean!("{d}");
     }
     crate::redact::apply(&mut read.session, args.redact, args.json)?;
     let target = load::format_named(&args.to)?;
@@ -55,7 +55,7 @@ pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
     if args.strict {
         let fidelity = target.write(&read.session, &mut std::io::sink())?;
         if !fidelity.is_lossless() {
-            eprint!("{fidelity}");
+            crate::eprint_clean!("{fidelity}");
             anyhow::bail!(
                 "--strict: {} cannot hold everything in this session; nothing written",
                 target.name()
@@ -69,9 +69,9 @@ pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
         let text = serde_json::to_string_pretty(&fidelity)?;
         eprintln!("{text}");
     } else {
-        eprint!("{fidelity}");
+        crate::eprint_clean!("{fidelity}");
         if fidelity.is_lossless() {
-            eprintln!();
+            crate::eprintln_clean!();
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -59,7 +59,7 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
     };
     let (_path, _format, read) = load::read(arg, args.from.as_deref())?;
     for d in &read.diagnostics {
-        eprintln!("{d}");
+        crate::eprintln_clean!("{d}");
     }
     let mut session = read.session;
     crate::redact::apply(&mut session, args.redact, false)?;
@@ -78,7 +78,7 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
                 Ok(target.write(&session, w)?)
             })?;
             if !fidelity.is_lossless() {
-                eprint!("{fidelity}");
+                crate::eprint_clean!("{fidelity}");
             }
         }
     }

@@ -19,7 +19,7 @@ pub fn cmd_export_html(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(arg) = &args.session {
         let (path, _format, mut read) = load::read(arg, args.from.as_deref())?;
         for d in &read.diagnostics {
-            eprintln!("{d}");
+            crate::eprintln_clean!("{d}");
         }
         let mut shown = path.to_string_lossy().into_owned();
         if !args.no_redact {
@@ -105,7 +105,7 @@ pub fn cmd_export_html(args: &Args) -> anyhow::Result<ExitCode> {
             }
             Err(e) => {
                 failed += 1;
-                eprintln!("agentlog: {e:#}");
+                crate::eprintln_clean!("agentlog: {e:#}");
             }
         }
     }

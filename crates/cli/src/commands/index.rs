@@ -71,7 +71,7 @@ pub fn discover(settings: &config::Settings, warn: bool) -> anyhow::Result<Vec<F
     let (found, problems) = refresh::discover(settings)?;
     if warn {
         for d in &problems {
-            eprintln!("agentlog: warning: {d}");
+            crate::eprintln_clean!("agentlog: warning: {d}");
         }
     }
     Ok(found)
@@ -81,7 +81,7 @@ pub fn discover(settings: &config::Settings, warn: bool) -> anyhow::Result<Vec<F
 pub fn open(path: &std::path::Path) -> anyhow::Result<Index> {
     let (index, notice) = Index::open(path)?;
     if let Some(n) = notice {
-        eprintln!("agentlog: {n}");
+        crate::eprintln_clean!("agentlog: {n}");
     }
     Ok(index)
 }
@@ -100,9 +100,9 @@ impl Shown {
 
     fn event(&mut self, e: refresh::Event<'_>) {
         match e {
-            refresh::Event::Replaced { notice } => eprintln!("agentlog: {notice}"),
+            refresh::Event::Replaced { notice } => crate::eprintln_clean!("agentlog: {notice}"),
             refresh::Event::Building { files, path } if self.tty => {
-                eprintln!(
+                crate::eprintln_clean!(
                     "agentlog: building the index of {} at {}",
                     out::count(files as u64, "session"),
                     path.display()
@@ -137,7 +137,7 @@ pub fn refreshed(loc: &IndexLocation) -> anyhow::Result<Index> {
     let (index, what) = refresh::refreshed(&settings, &mut |e| shown.event(e))?;
     shown.finish();
     if let refresh::Refreshed::Behind { files, bytes } = what {
-        eprintln!(
+        crate::eprintln_clean!(
             "agentlog: the index is behind by {} ({} MB); results may be stale. Run `agentlog index` to update it.",
             out::count(files as u64, "file"),
             bytes / 1_000_000
@@ -171,7 +171,7 @@ pub fn cmd_index(args: Args) -> anyhow::Result<ExitCode> {
         if let refresh::Event::Progress(p) = e {
             show_progress(pb.as_ref(), p);
         } else if let refresh::Event::Replaced { notice } = e {
-            eprintln!("agentlog: {notice}");
+            crate::eprintln_clean!("agentlog: {notice}");
         }
     })
     .with_context(|| format!("updating the index at {}", settings.index_path.display()))?;
@@ -221,7 +221,7 @@ fn print_report(index: &Index, r: &UpdateReport, took: Duration, json: bool) -> 
     ))?;
     if failed > 0 {
         for (p, e) in index.failed_files()? {
-            eprintln!("agentlog: warning: {p}: {e}");
+            crate::eprintln_clean!("agentlog: warning: {p}: {e}");
         }
     }
     Ok(())
@@ -230,10 +230,10 @@ fn print_report(index: &Index, r: &UpdateReport, took: Duration, json: bool) -> 
 fn watch(settings: &config::Settings, json: bool) -> anyhow::Result<ExitCode> {
     let mut index = refresh::open(settings, &mut |e| {
         if let refresh::Event::Replaced { notice } = e {
-            eprintln!("agentlog: {notice}");
+            crate::eprintln_clean!("agentlog: {notice}");
         }
     })?;
-    eprintln!(
+    crate::eprintln_clean!(
         "agentlog: watching sessions; index at {} (Ctrl-C to stop)",
         settings.index_path.display()
     );

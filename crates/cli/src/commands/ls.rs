@@ -86,7 +86,7 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
         l
     };
     for w in &listing.warnings {
-        eprintln!("agentlog: warning: {w}");
+        crate::eprintln_clean!("agentlog: warning: {w}");
     }
     if args.json {
         out::print_json(&listing.sessions)?;
@@ -95,7 +95,7 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         out::print(&table(&listing.sessions, &settings.env.home))?;
         if listing.matched > listing.sessions.len() {
-            eprintln!(
+            crate::eprintln_clean!(
                 "agentlog: showing {} of {} sessions (--limit)",
                 out::group(listing.sessions.len() as u64),
                 out::group(listing.matched as u64)
@@ -155,22 +155,12 @@ fn rfc3339(ms: Option<i64>) -> Option<String> {
 }
 
 fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-    t.push('…');
-    t
+    agentlog_formats::render::sanitize::truncate(s, max)
 }
 
 /// Keeps the end of a path, which names the project.
 fn truncate_left(s: &str, max: usize) -> String {
-    let n = s.chars().count();
-    if n <= max {
-        return s.to_string();
-    }
-    let tail: String = s.chars().skip(n - max.saturating_sub(1)).collect();
-    format!("…{tail}")
+    agentlog_formats::render::sanitize::truncate_start(s, max)
 }
 
 /// Renders the rows as an aligned table.
@@ -201,7 +191,7 @@ fn table(rows: &[SessionSummary], home: &std::path::Path) -> String {
                 r.agent.clone(),
                 out::group(r.messages),
                 out::group(r.tokens),
-                r.id.chars().take(8).collect(),
+                agentlog_formats::render::sanitize::head(&r.id, 8),
                 truncate_left(&project, 32),
                 truncate(r.title.as_deref().unwrap_or("-"), 60),
             ]

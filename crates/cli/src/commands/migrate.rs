@@ -43,19 +43,19 @@ pub fn cmd_migrate(args: Args) -> anyhow::Result<ExitCode> {
         // Opening migrates in memory; flushing performs the atomic rewrite.
         sm.flush()?;
         match sm.migrated_from() {
-            Some(v) => eprintln!(
+            Some(v) => crate::eprintln_clean!(
                 "{}: migrated from version {v} to {}",
                 path.display(),
                 migrate::CURRENT_VERSION
             ),
-            None => eprintln!(
+            None => crate::eprintln_clean!(
                 "{}: already version {} or newer",
                 path.display(),
                 migrate::CURRENT_VERSION
             ),
         }
         if let Some(r) = sm.recovery().filter(|r| !r.is_clean()) {
-            eprintln!("{}: {r}", path.display());
+            crate::eprintln_clean!("{}: {r}", path.display());
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -84,7 +84,7 @@ pub fn cmd_migrate(args: Args) -> anyhow::Result<ExitCode> {
                 w.write_all(&migrated)
                     .map_err(|e| agentlog_store::StoreError::io(outp, "write", e))
             })?;
-            eprintln!(
+            crate::eprintln_clean!(
                 "{}: version {version} -> {} written to {}",
                 path.display(),
                 migrate::CURRENT_VERSION.max(version),

@@ -69,7 +69,7 @@ pub fn cmd_resume(args: Args) -> anyhow::Result<ExitCode> {
     let settings = config::settings(&args.roots)?;
     let (source, format, read) = load::read(&args.session, args.from.as_deref())?;
     for d in &read.diagnostics {
-        eprintln!("{d}");
+        crate::eprintln_clean!("{d}");
     }
     let mut session = read.session;
     crate::redact::apply(&mut session, args.redact, args.json)?;

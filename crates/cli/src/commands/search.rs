@@ -1,5 +1,6 @@
 use crate::commands::index::{refreshed, IndexLocation};
 use crate::out;
+use agentlog_formats::render::sanitize::sanitize_line;
 use agentlog_index::time::{now_ms, parse_time};
 use agentlog_index::{Hit, SearchParams};
 use std::process::ExitCode;
@@ -75,14 +76,20 @@ pub fn cmd_search(args: Args) -> anyhow::Result<ExitCode> {
         now_ms: Some(now),
     };
     // Check the query before any indexing work.
-    agentlog_index::to_fts(&params.query)?;
+    // A query that cannot be understood is a usage error (exit 2), not
+    // "no matches" (exit 1).
+    if let Err(e) = agentlog_index::to_fts(&params.query) {
+        crate::eprintln_clean!("agentlog: error: {e}");
+        return Ok(ExitCode::from(2));
+    }
     let index = refreshed(&args.loc)?;
     let found = agentlog_api::search(&index, &params)?;
     let hits = found.hits;
     if args.json {
         out::print_json(&hits)?;
     } else {
-        out::print(&render(&hits, found.more, out::use_color()))?;
+        // Fields are sanitized one by one: the colours are our own.
+        out::print_exact(&render(&hits, found.more, out::use_color()))?;
     }
     Ok(if hits.is_empty() {
         ExitCode::from(1)
@@ -118,16 +125,17 @@ fn render(hits: &[Hit], more: bool, color: bool) -> String {
         };
         s.push_str(&format!(
             "{bold}{}{reset} --at {bold}{}{reset}  {dim}{} {} {} {}{field}{reset}\n",
-            h.session_id,
-            h.entry_id,
-            h.agent,
-            h.role.as_deref().unwrap_or("-"),
+            sanitize_line(&h.session_id),
+            sanitize_line(&h.entry_id),
+            sanitize_line(&h.agent),
+            sanitize_line(h.role.as_deref().unwrap_or("-")),
             when,
-            h.project.as_deref().unwrap_or(""),
+            sanitize_line(h.project.as_deref().unwrap_or("")),
         ));
         let mut line = String::from("    ");
         for seg in h.segments() {
             let text = squeeze(&seg.text);
+            let text = sanitize_line(&text);
             if seg.hit {
                 if color {
                     line.push_str(&format!("{bold}{text}{reset}"));

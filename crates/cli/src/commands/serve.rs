@@ -57,7 +57,7 @@ pub fn cmd_serve(args: Args) -> anyhow::Result<ExitCode> {
     if plan.is_empty() {
         drop(plan);
     } else {
-        eprintln!(
+        crate::eprintln_clean!(
             "agentlog: indexing {} session files ({} MB) at {}",
             plan.files_to_read(),
             plan.bytes / 1_000_000,

@@ -40,7 +40,7 @@ pub fn cmd_show(args: Args) -> anyhow::Result<ExitCode> {
         session.set_leaf(Some(at)).map_err(anyhow::Error::msg)?;
     }
     for d in &read.diagnostics {
-        eprintln!("{d}");
+        crate::eprintln_clean!("{d}");
     }
     crate::redact::apply(&mut session, args.redact, false)?;
     if args.json {
@@ -54,7 +54,8 @@ pub fn cmd_show(args: Args) -> anyhow::Result<ExitCode> {
             full_thinking: args.full,
             max_tool_lines: if args.full { 0 } else { 12 },
         };
-        out::print(&render::text(&session, opts))?;
+        // render::text sanitizes every field and adds colours of its own.
+        out::print_exact(&render::text(&session, opts))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -193,7 +193,7 @@ fn table(by: &str, rows: &[StatRow], total: &StatRow) -> String {
     ];
     let line = |r: &StatRow| {
         [
-            r.key.clone(),
+            agentlog_formats::render::sanitize::sanitize_line(&r.key).into_owned(),
             r.responses.to_string(),
             r.input.to_string(),
             r.output.to_string(),

@@ -1,5 +1,6 @@
 use crate::{load, out};
 use agentlog_formats::render::one_line;
+use agentlog_formats::render::sanitize::sanitize_line;
 use agentlog_model::{BlockKind, Entry, EntryKind};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -94,7 +95,7 @@ pub fn cmd_tree(args: Args) -> anyhow::Result<ExitCode> {
     let mut text = String::new();
     let id_width = nodes
         .iter()
-        .map(|n| n.id.chars().count())
+        .map(|n| sanitize_line(n.id).chars().count())
         .max()
         .unwrap_or(0);
     for n in &nodes {
@@ -110,12 +111,12 @@ pub fn cmd_tree(args: Args) -> anyhow::Result<ExitCode> {
         let mut line = format!(
             "{}{marker} {:<id_width$} {:<21} {}",
             "  ".repeat(n.depth.min(40)),
-            n.id,
+            sanitize_line(n.id),
             n.kind,
             n.summary
         );
         if let Some(l) = n.label {
-            line.push_str(&format!("  [{l}]"));
+            line.push_str(&format!("  [{}]", sanitize_line(l)));
         }
         if n.is_leaf {
             line.push_str("  ← leaf");

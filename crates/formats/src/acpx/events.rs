@@ -195,7 +195,7 @@ pub fn read_all(dir: &Path, id: &str) -> Result<(Vec<ReadEvent>, Vec<Diagnostic>
     let mut diags = Vec::new();
     let mut last_seq: Option<u64> = None;
     for path in segments_oldest_first(dir, id) {
-        let bytes = std::fs::read(&path).map_err(|e| FormatError::io(&path, e))?;
+        let bytes = crate::input::read_file(&path)?;
         read_segment(&path, &bytes, &mut last_seq, &mut events, &mut diags);
     }
     Ok((events, diags))

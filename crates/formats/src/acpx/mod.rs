@@ -234,7 +234,7 @@ impl Format for AcpxFormat {
     }
 
     fn validate(&self, path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
-        let bytes = std::fs::read(path).map_err(|e| FormatError::io(path, e))?;
+        let bytes = crate::input::read_file(path)?;
         if is_event_log(path) {
             return Ok(read_event_file(path, &bytes).diagnostics);
         }

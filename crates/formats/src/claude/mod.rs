@@ -151,10 +151,11 @@ impl Format for ClaudeFormat {
         } else {
             write::claude_session_id(session)
         };
-        let path = root
-            .join("projects")
-            .join(encode_project_dir(&real))
-            .join(format!("{id}.jsonl"));
+        let projects = root.join("projects");
+        let path = projects
+            .join(crate::safe_path::component(&encode_project_dir(&real)))
+            .join(crate::safe_path::component(&format!("{id}.jsonl")));
+        crate::safe_path::inside(&projects, &path)?;
         Ok(ResumePlan {
             path,
             command: format!("claude --resume {id}"),

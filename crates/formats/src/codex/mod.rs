@@ -174,8 +174,8 @@ impl Format for CodexFormat {
             .and_then(|t| t.to_utc())
             .unwrap_or_else(chrono::Utc::now)
             .with_timezone(&chrono::Local);
-        let path = codex_home(env)
-            .join("sessions")
+        let root = codex_home(env).join("sessions");
+        let path = root
             .join(start.format("%Y").to_string())
             .join(start.format("%m").to_string())
             .join(start.format("%d").to_string())
@@ -183,6 +183,7 @@ impl Format for CodexFormat {
                 "rollout-{}-{id}.jsonl",
                 start.format("%Y-%m-%dT%H-%M-%S")
             ));
+        crate::safe_path::inside(&root, &path)?;
         let cwd = session.meta.cwd.as_ref().map(PathBuf::from);
         let command = format!("codex resume {id}");
         Ok(ResumePlan { path, command, cwd })

@@ -168,10 +168,11 @@ impl Format for CopilotFormat {
 
     fn resume_plan(&self, session: &Session, env: &DiscoverEnv) -> Result<ResumePlan, FormatError> {
         let id = copilot_session_id(session);
-        let path = copilot_dir(env)
-            .join("session-state")
-            .join(&id)
+        let root = copilot_dir(env).join("session-state");
+        let path = root
+            .join(crate::safe_path::component(&id))
             .join("events.jsonl");
+        crate::safe_path::inside(&root, &path)?;
         let cwd = session.meta.cwd.clone().filter(|c| !c.is_empty());
         let command = match &cwd {
             Some(c) => format!("cd {} && copilot --resume={id}", shell_quote(c)),

@@ -108,13 +108,15 @@ impl Format for CursorFormat {
             ));
         }
         let mut magic = [0u8; 16];
-        let n = std::fs::File::open(path)
-            .and_then(|f| f.take(16).read(&mut magic))
+        let n = crate::input::open_file(path)?
+            .0
+            .take(16)
+            .read(&mut magic)
             .map_err(|e| FormatError::io(path, e))?;
         if magic[..n] == *SQLITE_MAGIC {
             return store::read(path);
         }
-        let bytes = std::fs::read(path).map_err(|e| FormatError::io(path, e))?;
+        let bytes = crate::input::read_file(path)?;
         transcript::read(path, &bytes)
     }
 }

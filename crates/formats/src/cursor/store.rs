@@ -53,6 +53,24 @@ fn uri(path: &Path, query: &str) -> String {
     s
 }
 
+/// How long reading one store may take before it is interrupted.
+const READ_LIMIT: Duration = Duration::from_secs(60);
+
+/// Sets a connection to a database from outside up defensively: no
+/// triggers, no views, nothing in the schema trusted, no writes, and every
+/// statement interrupted once reading the store has taken [`READ_LIMIT`].
+fn harden(c: &Connection) -> Result<(), rusqlite::Error> {
+    use rusqlite::config::DbConfig;
+    c.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+    c.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
+    c.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER, false)?;
+    c.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_VIEW, false)?;
+    c.execute_batch("PRAGMA trusted_schema = OFF; PRAGMA query_only = ON;")?;
+    let deadline = std::time::Instant::now() + READ_LIMIT;
+    c.progress_handler(10_000, Some(move || std::time::Instant::now() > deadline));
+    Ok(())
+}
+
 /// Opens the store read-only and checks its schema.
 fn open(path: &Path) -> Result<Connection, FormatError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
@@ -61,12 +79,51 @@ fn open(path: &Path) -> Result<Connection, FormatError> {
     let attempt = |query: &str| -> Result<Connection, rusqlite::Error> {
         let c = Connection::open_with_flags(uri(path, query), flags)?;
         c.busy_timeout(BUSY_TIMEOUT)?;
+        harden(&c)?;
         c.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
         Ok(c)
     };
     let conn = attempt("mode=ro")
         .or_else(|_| attempt("mode=ro&immutable=1"))
         .map_err(|e| sql_err(path, "cannot open as a read-only SQLite database", e))?;
+    // Only plain tables are trusted: a view (or a virtual table) could run
+    // anything, an endless recursive query among them.
+    for table in ["meta", "blobs"] {
+        let kind: Option<String> = conn
+            .query_row(
+                "SELECT type FROM sqlite_master WHERE name = ?1 COLLATE NOCASE",
+                [table],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| sql_err(path, "reading the schema", e))?;
+        let sql: Option<String> = conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = ?1 COLLATE NOCASE",
+                [table],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| sql_err(path, "reading the schema", e))?
+            .flatten();
+        let virtual_table = sql
+            .as_deref()
+            .is_some_and(|s| s.to_ascii_uppercase().contains("VIRTUAL"));
+        if kind.as_deref() != Some("table") || virtual_table {
+            return Err(FormatError::invalid(
+                path,
+                None,
+                format!(
+                    "not a Cursor chat store: {table} is {}, and agentlog reads only plain tables",
+                    match kind.as_deref() {
+                        None => "missing".to_string(),
+                        Some("table") => "a virtual table".to_string(),
+                        Some(k) => format!("a {k}"),
+                    }
+                ),
+            ));
+        }
+    }
     for (table, cols) in [("meta", ["key", "value"]), ("blobs", ["id", "data"])] {
         let mut stmt = conn
             .prepare(&format!("PRAGMA table_info({table})"))

@@ -344,11 +344,12 @@ impl Format for GeminiFormat {
             .unwrap_or_else(chrono::Utc::now);
         let cwd = session.meta.cwd.clone().unwrap_or_default();
         let dir = project_dir(env, &cwd);
-        let path = dir.join("chats").join(format!(
-            "session-{}-{}.jsonl",
+        let short: String = id.chars().take(8).collect();
+        let path = dir.join("chats").join(crate::safe_path::component(&format!(
+            "session-{}-{short}.jsonl",
             start.format("%Y-%m-%dT%H-%M"),
-            &id[..8.min(id.len())]
-        ));
+        )));
+        crate::safe_path::inside(&gemini_dir(env).join("tmp"), &path)?;
         let command = format!("gemini --resume {id}");
         Ok(ResumePlan {
             path,

@@ -131,7 +131,7 @@ impl Format for JidoFormat {
     }
 
     fn validate(&self, path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
-        let bytes = std::fs::read(path).map_err(|e| FormatError::io(path, e))?;
+        let bytes = crate::input::read_file(path)?;
         let mut diags = self.read_bytes(path, &bytes)?.diagnostics;
         let doc: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         for p in schema::validate(&doc) {

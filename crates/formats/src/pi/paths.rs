@@ -24,18 +24,9 @@ pub fn encode_cwd(cwd: &str) -> String {
 
 /// Returns pi's file name for a session: `<ISO time, : and . as ->_<id>.jsonl`.
 pub fn session_file_name(created: &Timestamp, id: &str) -> String {
+    // A timestamp that does not parse is its text: made one safe component.
     let stamp = created.to_rfc3339().replace([':', '.'], "-");
-    let id: String = id
-        .chars()
-        .map(|c| {
-            if c == '/' || c == '\\' || c.is_control() {
-                '_'
-            } else {
-                c
-            }
-        })
-        .collect();
-    format!("{stamp}_{id}.jsonl")
+    crate::safe_path::component(&format!("{stamp}_{id}.jsonl"))
 }
 
 fn expand_tilde(env: &DiscoverEnv, p: &str) -> PathBuf {
@@ -92,10 +83,11 @@ pub(crate) fn resume_plan(session: &Session, env: &DiscoverEnv) -> Result<Resume
         .created_at
         .clone()
         .unwrap_or_else(Timestamp::now);
-    let path = agent_dir(env)
-        .join("sessions")
-        .join(encode_cwd(&cwd))
+    let root = agent_dir(env).join("sessions");
+    let path = root
+        .join(crate::safe_path::component(&encode_cwd(&cwd)))
         .join(session_file_name(&created, &session.meta.id));
+    crate::safe_path::inside(&root, &path)?;
     let command = format!("pi --session {}", shell_quote(&path.to_string_lossy()));
     Ok(ResumePlan {
         path,

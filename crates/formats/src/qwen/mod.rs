@@ -169,11 +169,12 @@ impl Format for QwenFormat {
                 operation: "resuming a session with no working directory",
             });
         };
-        let path = qwen_dir(env)
-            .join("projects")
-            .join(project_id(&cwd))
+        let root = qwen_dir(env).join("projects");
+        let path = root
+            .join(crate::safe_path::component(&project_id(&cwd)))
             .join("chats")
-            .join(format!("{id}.jsonl"));
+            .join(crate::safe_path::component(&format!("{id}.jsonl")));
+        crate::safe_path::inside(&root, &path)?;
         Ok(ResumePlan {
             path,
             command: format!("cd {} && qwen --resume {id}", shell_quote(&cwd)),

@@ -76,7 +76,12 @@ fn clean(s: &str, keep_newlines: bool) -> Cow<'_, str> {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
-    for c in s.chars() {
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        // A CR ending a line (CRLF) is harmless: keep the line end only.
+        if keep_newlines && c == '\r' && chars.peek() == Some(&'\n') {
+            continue;
+        }
         match show(c, keep_newlines) {
             Shown::Plain(c) => out.push(c),
             Shown::Escaped(e) => out.push_str(&e),
@@ -130,6 +135,57 @@ pub fn truncate(s: &str, max: usize) -> String {
     out
 }
 
+/// Returns the pieces `s` is shown as: each character, or its escape.
+fn pieces(s: &str) -> impl Iterator<Item = String> + '_ {
+    s.chars().map(|c| match show(c, false) {
+        Shown::Plain(c) => c.to_string(),
+        Shown::Escaped(e) => e,
+    })
+}
+
+/// Returns the first `max` characters of `s` sanitized as a one-line field,
+/// without an ellipsis (for short ids); an escape that does not fit whole
+/// is left out.
+pub fn head(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    for p in pieces(s) {
+        let n = p.chars().count();
+        if used + n > max {
+            break;
+        }
+        out.push_str(&p);
+        used += n;
+    }
+    out
+}
+
+/// Returns `s` sanitized as a one-line field and cut to its last `max`
+/// characters, the first of them `…` when it was cut (for paths, whose
+/// end names the project). Escapes are never split.
+pub fn truncate_start(s: &str, max: usize) -> String {
+    let all: Vec<String> = pieces(s).collect();
+    let total: usize = all.iter().map(|p| p.chars().count()).sum();
+    if total <= max {
+        return all.concat();
+    }
+    let mut kept: Vec<&str> = Vec::new();
+    let mut used = 0;
+    for p in all.iter().rev() {
+        let n = p.chars().count();
+        if used + n + 1 > max {
+            break;
+        }
+        kept.push(p);
+        used += n;
+    }
+    if max == 0 {
+        return String::new();
+    }
+    kept.reverse();
+    format!("…{}", kept.concat())
+}
+
 /// Returns the first non-empty line of `s` (trimmed), sanitized and cut to
 /// `max` characters like [`truncate`].
 pub fn one_line(s: &str, max: usize) -> String {
@@ -159,6 +215,7 @@ mod tests {
         );
         assert_eq!(sanitize("\u{9b}31m"), "\\u{9b}31m");
         assert_eq!(sanitize("ok\rfake"), "ok\\x0dfake");
+        assert_eq!(sanitize("dos\r\nline\r"), "dos\nline\\x0d");
     }
 
     #[test]
@@ -198,6 +255,22 @@ mod tests {
                 body.matches("\\u{").count() == body.matches('}').count(),
                 "{t:?}"
             );
+        }
+    }
+
+    #[test]
+    fn heads_and_tails_keep_escapes_whole() {
+        assert_eq!(head("abcdefghij", 8), "abcdefgh");
+        assert_eq!(head("abc\x1bdef", 5), "abc");
+        assert_eq!(head("abc\x1bdef", 8), "abc\\x1bd");
+        assert_eq!(truncate_start("/home/me/project", 8), "…project");
+        assert_eq!(truncate_start("/a/\x1b]0;x", 6), "…]0;x");
+        assert_eq!(truncate_start("short", 8), "short");
+        for max in 0..20 {
+            let t = truncate_start("/p/\x1b[2J/\u{202e}q", max);
+            assert!(t.chars().count() <= max, "{t:?}");
+            assert!(!t.chars().any(|c| c.is_control() || c == '\u{202e}'));
+            assert!(!t.starts_with("…x1b") && !t.starts_with("…1b"), "{t:?}");
         }
     }
 

@@ -209,7 +209,7 @@ impl Format for SpecStoryFormat {
     }
 
     fn validate(&self, path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
-        let bytes = std::fs::read(path).map_err(|e| FormatError::io(path, e))?;
+        let bytes = crate::input::read_file(path)?;
         let text = String::from_utf8_lossy(&bytes);
         if text.trim_start().starts_with(GENERATED_BY) {
             return Ok(self.read_bytes(path, &bytes)?.diagnostics);

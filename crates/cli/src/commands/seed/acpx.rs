@@ -101,7 +101,7 @@ fn cmd_ls(store: AcpxStore, json: bool) -> anyhow::Result<ExitCode> {
     for id in store.list()? {
         match store.load(&id) {
             Ok(r) => rows.push(summary(&id, &r)),
-            Err(e) => eprintln!("agentlog: skipping {id}: {e}"),
+            Err(e) => crate::eprintln_clean!("agentlog: skipping {id}: {e}"),
         }
     }
     if json {
@@ -207,8 +207,14 @@ fn cmd_record(store: AcpxStore, id: &str, json: bool) -> anyhow::Result<ExitCode
 
 fn cmd_events(store: AcpxStore, id: &str, json: bool) -> anyhow::Result<ExitCode> {
     let (events, diags) = store.read_events(id)?;
+    if events.is_empty() && diags.is_empty() && !store.record_path(id).exists() {
+        anyhow::bail!(
+            "no acpx session {id:?} in {}; `agentlog seed acpx ls` lists them",
+            store.dir().display()
+        );
+    }
     for d in &diags {
-        eprintln!("{d}");
+        crate::eprintln_clean!("{d}");
     }
     let mut s = String::new();
     for e in &events {

@@ -88,7 +88,7 @@ fn cmd_replay(file: PathBuf, invocation: Option<u64>, json: bool) -> anyhow::Res
     };
     let (prompt, diags) = replay::replay(&file, seq)?;
     for d in &diags {
-        eprintln!("{d}");
+        crate::eprintln_clean!("{d}");
     }
     if json {
         out::print_json(&prompt)?;
@@ -217,14 +217,14 @@ fn cmd_runs(dir: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     let dir = default_dir(dir);
     let (runs, skipped) = store::list_runs(&dir);
     for (p, why) in &skipped {
-        eprintln!("agentlog: warning: {}: skipped: {why}", p.display());
+        crate::eprintln_clean!("agentlog: warning: {}: skipped: {why}", p.display());
     }
     if json {
         out::print_json(&runs)?;
         return Ok(ExitCode::SUCCESS);
     }
     if runs.is_empty() {
-        eprintln!("no codelia runs under {}", dir.display());
+        crate::eprintln_clean!("no codelia runs under {}", dir.display());
         return Ok(ExitCode::SUCCESS);
     }
     let mut s = String::new();
@@ -247,7 +247,7 @@ fn cmd_states(dir: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     let dir = default_dir(dir);
     let listing = SessionStateStore::new(&dir).list()?;
     for (p, why) in &listing.skipped {
-        eprintln!("agentlog: warning: {}: skipped: {why}", p.display());
+        crate::eprintln_clean!("agentlog: warning: {}: skipped: {why}", p.display());
     }
     if json {
         out::print_json(&listing.states)?;

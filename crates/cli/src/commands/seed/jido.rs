@@ -62,14 +62,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn cmd_list(store: &JidoStore, as_json: bool) -> anyhow::Result<ExitCode> {
     let listing = store.list_persisted()?;
     for (p, why) in &listing.skipped {
-        eprintln!("agentlog: warning: {}: skipped: {why}", p.display());
+        crate::eprintln_clean!("agentlog: warning: {}: skipped: {why}", p.display());
     }
     if as_json {
         out::print_json(&listing.sessions)?;
         return Ok(ExitCode::SUCCESS);
     }
     if listing.sessions.is_empty() {
-        eprintln!("no saved jido sessions in {}", store.dir().display());
+        crate::eprintln_clean!("no saved jido sessions in {}", store.dir().display());
         return Ok(ExitCode::SUCCESS);
     }
     let mut s = String::new();

@@ -127,9 +127,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Convert { file, from } => {
             let (data, losses) = load(&file, from.as_deref())?;
             if let Some(l) = losses {
-                eprintln!("{l}");
+                crate::eprintln_clean!("{l}");
             }
-            out::print(&to_json(&data)?)?;
+            out::print_exact(&to_json(&data)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Name { file, from, local } => {
