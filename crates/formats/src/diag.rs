@@ -101,37 +101,79 @@ impl fmt::Display for Diagnostic {
 /// there were ("… and 2,999,990 more like this"), at the severity of the
 /// worst one dropped.
 pub fn summarize(diags: Vec<Diagnostic>, per_code: usize) -> Vec<Diagnostic> {
-    use std::collections::HashMap;
-    let mut seen: HashMap<&'static str, usize> = HashMap::new();
-    let mut more: Vec<(&'static str, usize, Severity, PathBuf)> = Vec::new();
-    let mut out = Vec::new();
-    for d in diags {
-        let n = seen.entry(d.code).or_insert(0);
-        *n += 1;
-        if *n <= per_code {
-            out.push(d);
-            continue;
+    let mut diags = diags;
+    let mut capper = Capper::new(per_code);
+    capper.cap(&mut diags);
+    capper.finish(&mut diags);
+    diags
+}
+
+/// Caps diagnostics while a reader collects them, so a file with millions
+/// of bad lines keeps only a summary in memory: call [`Capper::cap`] as
+/// diagnostics are pushed and [`Capper::finish`] at the end.
+#[derive(Debug)]
+pub struct Capper {
+    per_code: usize,
+    seen: std::collections::HashMap<&'static str, usize>,
+    dropped: Vec<(&'static str, usize, Severity, PathBuf)>,
+    checked: usize,
+}
+
+impl Capper {
+    /// Returns a capper keeping `per_code` diagnostics of each code.
+    pub fn new(per_code: usize) -> Capper {
+        Capper {
+            per_code,
+            seen: std::collections::HashMap::new(),
+            dropped: Vec::new(),
+            checked: 0,
         }
-        match more.iter_mut().find(|m| m.0 == d.code) {
-            Some(m) => {
-                m.1 += 1;
-                if d.severity > m.2 {
-                    m.2 = d.severity;
-                }
+    }
+
+    /// Looks at the diagnostics pushed since the last call and drops those
+    /// over the cap of their code, counting them.
+    pub fn cap(&mut self, diags: &mut Vec<Diagnostic>) {
+        if diags.len() <= self.checked {
+            self.checked = diags.len();
+            return;
+        }
+        let new: Vec<Diagnostic> = diags.drain(self.checked..).collect();
+        for d in new {
+            // A summary made earlier is kept as it is.
+            if d.line.is_none() && d.message.starts_with("… and ") {
+                diags.push(d);
+                continue;
             }
-            None => more.push((d.code, 1, d.severity, d.path)),
+            let n = self.seen.entry(d.code).or_insert(0);
+            *n += 1;
+            if *n <= self.per_code {
+                diags.push(d);
+                continue;
+            }
+            match self.dropped.iter_mut().find(|m| m.0 == d.code) {
+                Some(m) => {
+                    m.1 += 1;
+                    m.2 = m.2.max(d.severity);
+                }
+                None => self.dropped.push((d.code, 1, d.severity, d.path)),
+            }
+        }
+        self.checked = diags.len();
+    }
+
+    /// Adds one summary per code that went over the cap.
+    pub fn finish(mut self, diags: &mut Vec<Diagnostic>) {
+        self.cap(diags);
+        for (code, n, severity, path) in self.dropped {
+            diags.push(Diagnostic::new(
+                &path,
+                None,
+                severity,
+                code,
+                format!("… and {} more like this", thousands(n)),
+            ));
         }
     }
-    for (code, n, severity, path) in more {
-        out.push(Diagnostic::new(
-            &path,
-            None,
-            severity,
-            code,
-            format!("… and {} more like this", thousands(n)),
-        ));
-    }
-    out
 }
 
 /// Returns `n` with commas between thousands.
@@ -139,7 +181,7 @@ fn thousands(n: usize) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

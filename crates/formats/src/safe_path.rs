@@ -55,7 +55,7 @@ pub fn inside(root: &Path, path: &Path) -> Result<(), FormatError> {
         Err(FormatError::invalid(
             path.to_path_buf(),
             None,
-            &format!(
+            format!(
                 "refusing to write outside {} ({why}); the session's content made this path",
                 root.display()
             ),

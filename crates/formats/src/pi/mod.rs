@@ -207,7 +207,10 @@ pub fn read_session(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
     let mut entries = Vec::new();
     let mut first = true;
     let mut prev_id: Option<String> = None;
+    // Millions of bad lines keep a summary, not a diagnostic each.
+    let mut capper = crate::diag::Capper::new(100);
     for line in jsonl::lines(bytes) {
+        capper.cap(&mut diags);
         if jsonl::is_blank(line.bytes) {
             continue;
         }
@@ -340,6 +343,7 @@ pub fn read_session(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         prev_id = Some(entry.id.clone());
         entries.push(entry);
     }
+    capper.finish(&mut diags);
     let meta = match meta {
         Some(m) => m,
         None if entries.is_empty() => {
