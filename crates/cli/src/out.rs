@@ -77,7 +77,8 @@ macro_rules! eprint_clean {
 pub fn print_json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
     let mut text = serde_json::to_string_pretty(value)?;
     text.push('\n');
-    print(&text)
+    // JSON is exact (it escapes control characters itself).
+    print_exact(&text)
 }
 
 /// Returns `n` with thousands separated by commas: `1,234,567`.
