@@ -21,4 +21,6 @@ bash "$(dirname "$0")/install-ccusage.sh" >/dev/null || echo "warning: ccusage c
 # Qwen Code with Node 22) for crates/harness/tests/more_agents.rs.
 bash scripts/install-more-agent-clis.sh copilot opencode kilo qwen >/dev/null \
   || echo "warning: some of the further agent CLIs could not be installed; their harness tests fail in CI and skip elsewhere" >&2
+# PostgreSQL for the team backend's tests (they start their own throwaway server).
+bash "$(dirname "$0")/postgres.sh" install || echo "warning: could not install PostgreSQL; its tests will be skipped (or fail with CI set)" >&2
 exit 0

@@ -54,6 +54,8 @@ enum Command {
     Seed(commands::seed::Args),
     Scan(commands::scan::Args),
     Scrub(commands::scrub::Args),
+    Push(commands::push::Args),
+    Db(commands::db::Args),
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -78,6 +80,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Seed(a) => commands::seed::cmd_seed(a),
         Command::Scan(a) => commands::scan::cmd_scan(a),
         Command::Scrub(a) => commands::scrub::cmd_scrub(a),
+        Command::Push(a) => commands::push::cmd_push(a),
+        Command::Db(a) => commands::db::cmd_db(a),
     }
 }
 

@@ -50,7 +50,7 @@ pub use backend::Backend;
 pub use catalog::{ListParams, SessionInfo, SessionOrder, SessionTokens};
 pub use error::IndexError;
 pub use page::{Facet, PageParams, SessionPage, SortBy};
-pub use query::to_fts;
+pub use query::{terms, to_fts, Term, Terms};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use search::{Hit, Mark, SearchParams, Segment};
 pub use stats::{ExplainRow, GroupBy, PriceUsed, StatRow, Stats, StatsParams};

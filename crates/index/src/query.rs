@@ -141,11 +141,32 @@ impl Parsed {
     }
 }
 
-/// Parses a user query.
-pub(crate) fn parse(query: &str) -> Result<Parsed, IndexError> {
+/// One term of a query: a word or the words of a quoted phrase, the last
+/// one possibly a prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    /// The text as written (between the quotes for a phrase).
+    pub text: String,
+    /// True when the term ends in `*`.
+    pub prefix: bool,
+}
+
+/// A query as terms: groups of alternatives (`a OR b`) that are all
+/// required, and excluded terms. Other backends translate this to their own
+/// full-text syntax, so every backend reads queries the same way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Terms {
+    /// Every group must match; a group matches when one of its terms does.
+    pub required: Vec<Vec<Term>>,
+    /// No term here may match.
+    pub excluded: Vec<Term>,
+}
+
+/// Parses a user query into its terms; an error when nothing is required.
+pub fn terms(query: &str) -> Result<Terms, IndexError> {
     let toks = tokenize(query);
-    let mut required: Vec<Vec<String>> = Vec::new();
-    let mut excluded: Vec<String> = Vec::new();
+    let mut required: Vec<Vec<Term>> = Vec::new();
+    let mut excluded: Vec<Term> = Vec::new();
     let mut negate = false;
     let mut join_or = false;
     for t in toks {
@@ -157,15 +178,15 @@ pub(crate) fn parse(query: &str) -> Result<Parsed, IndexError> {
                     negate = false;
                     continue;
                 }
-                let p = phrase(&text, prefix);
+                let term = Term { text, prefix };
                 if negate {
-                    excluded.push(p);
+                    excluded.push(term);
                 } else if join_or {
                     if let Some(last) = required.last_mut() {
-                        last.push(p);
+                        last.push(term);
                     }
                 } else {
-                    required.push(vec![p]);
+                    required.push(vec![term]);
                 }
                 negate = false;
                 join_or = false;
@@ -180,7 +201,21 @@ pub(crate) fn parse(query: &str) -> Result<Parsed, IndexError> {
                     .to_string(),
         });
     }
-    Ok(Parsed { required, excluded })
+    Ok(Terms { required, excluded })
+}
+
+/// Parses a user query.
+pub(crate) fn parse(query: &str) -> Result<Parsed, IndexError> {
+    let t = terms(query)?;
+    let quote = |t: &Term| phrase(&t.text, t.prefix);
+    Ok(Parsed {
+        required: t
+            .required
+            .iter()
+            .map(|g| g.iter().map(quote).collect())
+            .collect(),
+        excluded: t.excluded.iter().map(quote).collect(),
+    })
 }
 
 /// Translates a user query to an FTS5 expression over the content columns.

@@ -35,6 +35,10 @@ pub struct Args {
     /// redacting them, which HTML export does by default.
     #[arg(long)]
     pub no_redact: bool,
+    /// Read from the team database (SESSION is an id there):
+    /// postgres://USER:PASSWORD@HOST:PORT/DATABASE.
+    #[arg(long, value_name = "URL", env = "AGENTLOG_DB", hide_env_values = true)]
+    pub db: Option<String>,
     /// Write here instead of standard output (a new file: an existing one
     /// is an error unless --force).
     #[arg(long, short = 'o', value_name = "PATH")]
@@ -57,7 +61,18 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
     let Some(arg) = args.session.as_deref() else {
         anyhow::bail!("--all and --project export HTML only (--to html)");
     };
-    let (_path, _format, read) = load::read(arg, args.from.as_deref())?;
+    let fetched = match &args.db {
+        Some(url) => crate::commands::db::fetch(url, arg)?,
+        None => None,
+    };
+    let (session_arg, from) = match &fetched {
+        Some(f) => (
+            f.path.to_string_lossy().into_owned(),
+            Some(args.from.clone().unwrap_or(f.format.clone())),
+        ),
+        None => (arg.to_string(), args.from.clone()),
+    };
+    let (_path, _format, read) = load::read(&session_arg, from.as_deref())?;
     for d in &read.diagnostics {
         crate::eprintln_clean!("{d}");
     }

@@ -3,6 +3,7 @@
 pub mod append;
 pub mod context;
 pub mod convert;
+pub mod db;
 pub mod doctor;
 pub mod export;
 pub mod export_html;
@@ -11,6 +12,7 @@ pub mod index;
 pub mod ls;
 pub mod migrate;
 pub mod prices;
+pub mod push;
 pub mod resume;
 pub mod scan;
 pub mod scrub;

@@ -24,6 +24,10 @@ pub struct Args {
     /// Read the session as this format instead of detecting it.
     #[arg(long, value_name = "FORMAT")]
     pub from: Option<String>,
+    /// Read from the team database (SESSION is an id there):
+    /// postgres://USER:PASSWORD@HOST:PORT/DATABASE.
+    #[arg(long, value_name = "URL", env = "AGENTLOG_DB", hide_env_values = true)]
+    pub db: Option<String>,
     /// Continue in this directory (default: the session's own working
     /// directory; needed when the source recorded none).
     #[arg(long, value_name = "DIR")]
@@ -67,7 +71,18 @@ pub fn cmd_resume(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let settings = config::settings(&args.roots)?;
-    let (source, format, read) = load::read(&args.session, args.from.as_deref())?;
+    let fetched = match &args.db {
+        Some(url) => crate::commands::db::fetch(url, &args.session)?,
+        None => None,
+    };
+    let (session_arg, from) = match &fetched {
+        Some(f) => (
+            f.path.to_string_lossy().into_owned(),
+            Some(args.from.clone().unwrap_or(f.format.clone())),
+        ),
+        None => (args.session.clone(), args.from.clone()),
+    };
+    let (source, format, read) = load::read(&session_arg, from.as_deref())?;
     for d in &read.diagnostics {
         crate::eprintln_clean!("{d}");
     }

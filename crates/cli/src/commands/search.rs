@@ -47,6 +47,10 @@ pub struct Args {
     /// Print the hits as JSON (matches between « and », and as byte ranges).
     #[arg(long)]
     pub json: bool,
+    /// Read from the team database instead of this machine:
+    /// postgres://USER:PASSWORD@HOST:PORT/DATABASE.
+    #[arg(long, value_name = "URL", env = "AGENTLOG_DB", hide_env_values = true)]
+    pub db: Option<String>,
     #[command(flatten)]
     pub loc: IndexLocation,
 }
@@ -82,8 +86,10 @@ pub fn cmd_search(args: Args) -> anyhow::Result<ExitCode> {
         crate::eprintln_clean!("agentlog: error: {e}");
         return Ok(ExitCode::from(2));
     }
-    let index = refreshed(&args.loc)?;
-    let found = agentlog_api::search(&index, &params)?;
+    let found = match &args.db {
+        Some(url) => agentlog_api::search(&crate::commands::db::connect(url)?, &params)?,
+        None => agentlog_api::search(&refreshed(&args.loc)?, &params)?,
+    };
     let hits = found.hits;
     if args.json {
         out::print_json(&hits)?;

@@ -14,6 +14,10 @@ pub struct Args {
     /// Read as this format instead of detecting it.
     #[arg(long, value_name = "FORMAT")]
     pub from: Option<String>,
+    /// Read from the team database (SESSION is an id there):
+    /// postgres://USER:PASSWORD@HOST:PORT/DATABASE.
+    #[arg(long, value_name = "URL", env = "AGENTLOG_DB", hide_env_values = true)]
+    pub db: Option<String>,
     /// Print the unified session model as JSON.
     #[arg(long)]
     pub json: bool,
@@ -34,7 +38,18 @@ pub struct Args {
 
 /// Runs `agentlog show`.
 pub fn cmd_show(args: Args) -> anyhow::Result<ExitCode> {
-    let (_path, _format, read) = load::read(&args.session, args.from.as_deref())?;
+    let fetched = match &args.db {
+        Some(url) => crate::commands::db::fetch(url, &args.session)?,
+        None => None,
+    };
+    let (session_arg, from) = match &fetched {
+        Some(f) => (
+            f.path.to_string_lossy().into_owned(),
+            Some(args.from.clone().unwrap_or(f.format.clone())),
+        ),
+        None => (args.session.clone(), args.from.clone()),
+    };
+    let (_path, _format, read) = load::read(&session_arg, from.as_deref())?;
     let mut session = read.session;
     if let Some(at) = &args.at {
         session.set_leaf(Some(at)).map_err(anyhow::Error::msg)?;

@@ -44,6 +44,10 @@ pub struct Args {
     /// Print the table as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Read from the team database instead of this machine:
+    /// postgres://USER:PASSWORD@HOST:PORT/DATABASE.
+    #[arg(long, value_name = "URL", env = "AGENTLOG_DB", hide_env_values = true)]
+    pub db: Option<String>,
     #[command(flatten)]
     pub loc: IndexLocation,
 }
@@ -67,6 +71,21 @@ pub fn cmd_stats(args: Args) -> anyhow::Result<ExitCode> {
         projects: args.project.clone(),
     };
     let source = crate::commands::prices::use_prices(args.prices.as_deref())?;
+    if let Some(url) = &args.db {
+        if args.explain {
+            anyhow::bail!("--explain reads the local index; leave out --db");
+        }
+        let stats = crate::commands::db::connect(url)?.stats(&params)?;
+        if args.json {
+            out::print_json(&stats)?;
+        } else {
+            let mut t = table(&args.by, &stats.rows, &stats.total);
+            t.push_str(&source);
+            t.push('\n');
+            out::print(&t)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let index = refreshed(&args.loc)?;
     if args.explain {
         let rows = index.explain(&params)?;

@@ -1,0 +1,115 @@
+use crate::commands::db::required;
+use crate::commands::index::discover;
+use crate::{config, out};
+use agentlog_postgres::{PgIndex, PushOptions};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+/// Send this machine's sessions to a team database (PostgreSQL).
+///
+/// Sends what changed since the last push: new and rewritten session files
+/// whole, and of append-only files (pi, Claude Code, Codex) only the lines
+/// added since. Each file is sent in one transaction, so a push that is
+/// killed or loses its connection can simply be run again: nothing is sent
+/// twice and nothing is lost. A second push with no change sends nothing.
+/// The original bytes are kept (compressed) so sessions can be shown,
+/// exported and resumed from the server (`--db` on those commands).
+/// Sessions are tagged with this machine's name and the user. Secrets are
+/// redacted before anything is sent (see --no-redact).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The database URL: postgres://USER:PASSWORD@HOST:PORT/DATABASE.
+    #[arg(long, value_name = "URL", env = "AGENTLOG_DB", hide_env_values = true)]
+    pub db: Option<String>,
+    /// This machine's name on the server (default: $AGENTLOG_MACHINE, else
+    /// the host name).
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
+    /// The user the sessions belong to (default: the login name).
+    #[arg(long, value_name = "NAME")]
+    pub user: Option<String>,
+    /// Search PATH instead of AGENT's default locations (repeatable).
+    #[arg(long = "root", value_name = "AGENT=PATH")]
+    pub roots: Vec<String>,
+    /// Send secrets as they are. By default API keys, tokens, passwords and
+    /// private keys are replaced by `[REDACTED:kind]` in everything sent
+    /// (the bytes kept and the searchable text), and a report says what
+    /// was replaced.
+    #[arg(long)]
+    pub no_redact: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `agentlog push`.
+pub fn cmd_push(args: Args) -> anyhow::Result<ExitCode> {
+    let url = required(args.db.as_deref())?;
+    let settings = config::settings(&args.roots)?;
+    let found = discover(&settings, true)?;
+    let db = PgIndex::connect(&url, true)?;
+    let opts = PushOptions {
+        machine: args
+            .machine
+            .clone()
+            .unwrap_or_else(agentlog_postgres::default_machine),
+        user: args
+            .user
+            .clone()
+            .unwrap_or_else(agentlog_postgres::default_user),
+        redact: !args.no_redact,
+    };
+    let bar = if std::io::stderr().is_terminal() && !args.json && found.len() > 1 {
+        let b = indicatif::ProgressBar::with_draw_target(
+            Some(found.len() as u64),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{spinner} pushing {pos}/{len} {wide_bar}")
+        {
+            b.set_style(style);
+        }
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let report = db.push(&found, &opts, &mut |p| bar.set_position(p.done as u64));
+    bar.finish_and_clear();
+    let report = report?;
+    for (path, why) in &report.skipped {
+        eprintln!("agentlog: warning: {path}: not pushed: {why}");
+    }
+    for (path, why) in &report.without_original {
+        eprintln!(
+            "agentlog: note: {path}: searchable on the server, but its file is not kept: {why}"
+        );
+    }
+    if !report.redactions.is_empty() && !args.json {
+        eprint!("{}", report.redactions);
+    }
+    if args.json {
+        out::print_json(&serde_json::json!({
+            "url": db.url(),
+            "machine": opts.machine,
+            "user": opts.user,
+            "report": report,
+        }))?;
+    } else {
+        let mb = |b: u64| b as f64 / 1e6;
+        out::print(&format!(
+            "pushed to {} as {}/{}: {} files looked at, {} unchanged, {} sent whole, {} appended; {:.1} MB ({:.1} MB compressed), {} entries, {} usage rows\n",
+            db.url(),
+            opts.machine,
+            opts.user,
+            report.files,
+            report.unchanged,
+            report.sent_whole,
+            report.appended,
+            mb(report.bytes),
+            mb(report.compressed_bytes),
+            report.entries,
+            report.usage,
+        ))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,138 @@
+//! The PostgreSQL backend behind [`agentlog_index::Backend`].
+//!
+//! `update` is a push as this machine (see [`PgIndex::set_identity`])
+//! followed by removing this machine's files that are no longer listed;
+//! other machines' sessions are never touched.
+
+use crate::{PgError, PgIndex, PushOptions};
+use agentlog_index::backend::{BackendStatus, ResolveParams, SessionRef, UpdateParams};
+use agentlog_index::{
+    Backend, Hit, IndexError, ListParams, Progress, SearchParams, SessionInfo, Stats, StatsParams,
+    UpdateReport,
+};
+
+impl From<PgError> for IndexError {
+    fn from(e: PgError) -> IndexError {
+        match e {
+            PgError::Index(e) => e,
+            e => IndexError::Backend {
+                backend: "postgres",
+                message: e.to_string(),
+            },
+        }
+    }
+}
+
+impl PgIndex {
+    /// Returns the sessions whose id starts with `p.prefix`: an exact id
+    /// first, then the most recently updated.
+    pub fn resolve(&self, p: &ResolveParams) -> Result<Vec<SessionRef>, PgError> {
+        let limit: Option<i64> = (p.limit > 0).then_some(p.limit as i64);
+        let rows = self
+            .db()
+            .query(
+                "SELECT session_id, agent, format, path, updated_ms FROM sessions
+                 WHERE starts_with(session_id, $1)
+                 ORDER BY session_id <> $1, updated_ms IS NULL, updated_ms DESC,
+                          path COLLATE \"C\"
+                 LIMIT $2",
+                &[&p.prefix, &limit],
+            )
+            .map_err(|e| self.err("resolving a session id", &e))?;
+        Ok(rows
+            .into_iter()
+            .map(|r| SessionRef {
+                session_id: r.get(0),
+                agent: r.get(1),
+                format: r.get(2),
+                path: r.get(3),
+                updated_ms: r.get(4),
+            })
+            .collect())
+    }
+
+    /// Removes this machine's files (with their sessions, entries, usage
+    /// and bytes) whose paths are not in `keep`; returns how many.
+    pub fn remove_missing(&self, machine: &str, keep: &[String]) -> Result<usize, PgError> {
+        let n = self
+            .db()
+            .execute(
+                "DELETE FROM files WHERE machine = $1 AND NOT (path = ANY($2))",
+                &[&machine, &keep],
+            )
+            .map_err(|e| self.err("removing files that are gone", &e))?;
+        Ok(n as usize)
+    }
+}
+
+impl Backend for PgIndex {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn status(&self) -> Result<BackendStatus, IndexError> {
+        let (entries, sessions, files) = self.counts()?;
+        Ok(BackendStatus {
+            sessions,
+            entries,
+            files,
+            failed_files: 0,
+        })
+    }
+
+    fn list_sessions(&self, p: &ListParams) -> Result<Vec<SessionInfo>, IndexError> {
+        Ok(self.sessions(p)?)
+    }
+
+    fn resolve_session(&self, p: &ResolveParams) -> Result<Vec<SessionRef>, IndexError> {
+        Ok(self.resolve(p)?)
+    }
+
+    fn update(
+        &mut self,
+        p: &UpdateParams,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<UpdateReport, IndexError> {
+        let opts = PushOptions {
+            machine: self.machine.clone(),
+            user: self.user.clone(),
+            redact: false,
+        };
+        let r = self.push(&p.found, &opts, &mut |pp| {
+            progress(Progress {
+                done: pp.done,
+                total: pp.total,
+                ..Progress::default()
+            })
+        })?;
+        let keep: Vec<String> = p
+            .found
+            .iter()
+            .map(|f| f.path.to_string_lossy().into_owned())
+            .collect();
+        let removed = self.remove_missing(&opts.machine, &keep)?;
+        Ok(UpdateReport {
+            files: r.files,
+            unchanged: r.unchanged,
+            read_full: r.sent_whole,
+            appended: r.appended,
+            removed,
+            failed: r.skipped.len(),
+            entries: r.entries,
+            bytes_read: r.bytes,
+            diagnostics: 0,
+        })
+    }
+
+    fn search(&self, p: &SearchParams) -> Result<Vec<Hit>, IndexError> {
+        Ok(PgIndex::search(self, p)?)
+    }
+
+    fn stats(&self, p: &StatsParams) -> Result<Stats, IndexError> {
+        Ok(PgIndex::stats(self, p)?)
+    }
+
+    fn failed_files(&self) -> Result<Vec<(String, String)>, IndexError> {
+        Ok(Vec::new())
+    }
+}

@@ -1,0 +1,287 @@
+//! Full-text search on the server.
+//!
+//! Matching is PostgreSQL's: each entry's words are a `tsvector` under a
+//! GIN index, the query a `tsquery` of the same words ([`crate::words`]):
+//! `&` for required terms, `|` for `OR`, `!` for `-excluded`, `<->` for the
+//! words of a phrase, `:*` for a prefix. Filters are columns of the same
+//! query (agent and project of the session; role, tools and time of the
+//! entry). Ranking is `ts_rank` with the columns weighed as the SQLite
+//! index weighs them (message text, then tool calls, thinking, tool output)
+//! times the same recency factor; like the SQLite index, only the newest
+//! [`SearchParams::candidates`] matches are ranked. Snippets are cut here
+//! around the matched words, at most 24 words like FTS5's.
+//!
+//! Why not `pg_trgm`: trigrams find substrings (`pars` inside `sparse`),
+//! which is not what the query language means, and would give other hits
+//! than the SQLite index; a trigram index is also several times larger
+//! than the word index for the same text.
+
+use crate::words::{highlight_terms, tsquery, words};
+use crate::{PgError, PgIndex};
+use agentlog_index::{Hit, Mark, SearchParams};
+
+const FIELDS: [&str; 4] = ["text", "thinking", "tools", "output"];
+const SNIPPET_WORDS: usize = 24;
+
+impl PgIndex {
+    /// Searches every entry on the server; returns the best hits first (as
+    /// [`agentlog_index::Index::search`]).
+    pub fn search(&self, p: &SearchParams) -> Result<Vec<Hit>, PgError> {
+        let terms = agentlog_index::terms(&p.query)?;
+        let Some(q) = tsquery(&terms) else {
+            return Ok(Vec::new());
+        };
+        let limit = if p.limit == 0 { 20 } else { p.limit };
+        let candidates = if p.candidates == 0 {
+            2000
+        } else {
+            p.candidates
+        }
+        .max(limit) as i64;
+        let now = p.now_ms.unwrap_or_else(agentlog_index::time::now_ms);
+        let lower = |v: &[String]| -> Vec<String> {
+            v.iter()
+                .map(|s| s.trim().to_lowercase())
+                .filter(|s| !s.is_empty())
+                .collect()
+        };
+        let agents = lower(&p.agents);
+        let roles = lower(&p.roles);
+        let tools = lower(&p.tools);
+        let projects = lower(&p.projects);
+        let sessions: Vec<String> = p
+            .sessions
+            .iter()
+            .filter(|s| !s.is_empty())
+            .cloned()
+            .collect();
+        let rows = self
+            .db()
+            .query(
+                "SELECT d.id, d.ts_ms,
+                        ts_rank('{0.2, 0.3, 0.5, 1.0}', d.words, q)::float8
+                 FROM docs d JOIN sessions s ON s.id = d.session, CAST($1::text AS tsquery) q
+                 WHERE d.words @@ q
+                   AND ($2::bigint IS NULL OR d.ts_ms >= $2)
+                   AND ($3::bigint IS NULL OR d.ts_ms < $3)
+                   AND (cardinality($5::text[]) = 0 OR lower(trim(s.agent)) = ANY($5))
+                   AND (cardinality($6::text[]) = 0 OR lower(trim(d.role)) = ANY($6)
+                        OR ('thinking' = ANY($6) AND d.thinking_present))
+                   AND (cardinality($7::text[]) = 0 OR EXISTS (
+                        SELECT 1 FROM unnest(d.tool_names) t WHERE lower(trim(t)) = ANY($7)))
+                   AND (cardinality($8::text[]) = 0 OR EXISTS (
+                        SELECT 1 FROM unnest($8::text[]) n WHERE strpos(lower(s.project), n) > 0))
+                   AND (cardinality($9::text[]) = 0 OR EXISTS (
+                        SELECT 1 FROM unnest($9::text[]) n
+                        WHERE starts_with(s.session_id, n) OR s.path = n))
+                 ORDER BY d.id DESC LIMIT $4",
+                &[
+                    &q,
+                    &p.since_ms,
+                    &p.until_ms,
+                    &candidates,
+                    &agents,
+                    &roles,
+                    &tools,
+                    &projects,
+                    &sessions,
+                ],
+            )
+            .map_err(|e| self.err(&format!("searching for {:?}", p.query), &e))?;
+        let mut scored: Vec<(i64, f64)> = rows
+            .into_iter()
+            .map(|r| {
+                let rank: f64 = r.get(2);
+                (r.get::<_, i64>(0), score(rank, r.get(1), now))
+            })
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        scored.truncate(limit);
+        let ids: Vec<i64> = scored.iter().map(|s| s.0).collect();
+        let rows = self
+            .db()
+            .query(
+                "SELECT d.id, s.session_id, d.entry_id, s.path, s.agent, s.project,
+                        coalesce(s.title, s.first_prompt), d.role, d.ts_ms, d.line,
+                        d.text, d.thinking, d.tools, d.output
+                 FROM docs d JOIN sessions s ON s.id = d.session WHERE d.id = ANY($1)",
+                &[&ids],
+            )
+            .map_err(|e| self.err("reading the hits", &e))?;
+        let hl = highlight_terms(&terms);
+        let mut by_id = std::collections::HashMap::with_capacity(rows.len());
+        for r in rows {
+            let cols: [String; 4] = [r.get(10), r.get(11), r.get(12), r.get(13)];
+            let snippets: Vec<Snip> = cols.iter().map(|c| snippet(c, &hl)).collect();
+            let best = (0..4)
+                .filter(|&i| !snippets[i].marks.is_empty())
+                .max_by(|&a, &b| {
+                    snippets[a]
+                        .marks
+                        .len()
+                        .cmp(&snippets[b].marks.len())
+                        .then(b.cmp(&a))
+                })
+                .or_else(|| (0..4).find(|&i| !snippets[i].text.is_empty()))
+                .unwrap_or(0);
+            let snip = &snippets[best];
+            by_id.insert(
+                r.get::<_, i64>(0),
+                Hit {
+                    session_id: r.get(1),
+                    entry_id: r.get(2),
+                    path: r.get(3),
+                    agent: r.get(4),
+                    project: r.get(5),
+                    title: r.get(6),
+                    role: r.get(7),
+                    field: FIELDS[best],
+                    ts_ms: r.get(8),
+                    line: r.get::<_, Option<i64>>(9).map(|l| l as u64),
+                    score: 0.0,
+                    snippet: snip.marked(),
+                    text: snip.text.clone(),
+                    marks: snip.marks.clone(),
+                },
+            );
+        }
+        Ok(scored
+            .into_iter()
+            .filter_map(|(id, s)| {
+                by_id.remove(&id).map(|mut h| {
+                    h.score = s;
+                    h
+                })
+            })
+            .collect())
+    }
+}
+
+fn score(rank: f64, ts: Option<i64>, now: i64) -> f64 {
+    let age_days = ts.map_or(365.0, |t| ((now - t) as f64 / 86_400_000.0).max(0.0));
+    rank * (0.5 + 0.5 / (1.0 + age_days / 30.0))
+}
+
+/// A snippet: text and the matched ranges in it.
+struct Snip {
+    text: String,
+    marks: Vec<Mark>,
+}
+
+impl Snip {
+    fn marked(&self) -> String {
+        let mut s = String::with_capacity(self.text.len() + 8);
+        let mut pos = 0;
+        for m in &self.marks {
+            s.push_str(&self.text[pos..m.start]);
+            s.push('«');
+            s.push_str(&self.text[m.start..m.end]);
+            s.push('»');
+            pos = m.end;
+        }
+        s.push_str(&self.text[pos..]);
+        s
+    }
+}
+
+/// Cuts a snippet of at most 24 words of `col` around the most matches of
+/// the query's terms.
+fn snippet(col: &str, terms: &[(Vec<String>, bool)]) -> Snip {
+    let ws = words(col);
+    if ws.is_empty() {
+        return Snip {
+            text: String::new(),
+            marks: Vec::new(),
+        };
+    }
+    let mut hit = vec![false; ws.len()];
+    for (tw, prefix) in terms {
+        let n = tw.len();
+        if n == 0 || n > ws.len() {
+            continue;
+        }
+        for i in 0..=ws.len() - n {
+            let ok = (0..n).all(|k| {
+                let w = &ws[i + k].0;
+                if *prefix && k + 1 == n {
+                    w.starts_with(tw[k].as_str())
+                } else {
+                    *w == tw[k]
+                }
+            });
+            if ok {
+                hit[i..i + n].iter_mut().for_each(|h| *h = true);
+            }
+        }
+    }
+    // The window of 24 words holding the most matched words, starting a
+    // little before its first match.
+    let mut start = 0;
+    if ws.len() > SNIPPET_WORDS {
+        let mut best = (0usize, 0usize);
+        for s in 0..=ws.len() - SNIPPET_WORDS {
+            let n = hit[s..s + SNIPPET_WORDS].iter().filter(|h| **h).count();
+            if n > best.0 {
+                best = (n, s);
+            }
+        }
+        if best.0 > 0 {
+            let first = (best.1..best.1 + SNIPPET_WORDS)
+                .find(|&i| hit[i])
+                .unwrap_or(best.1);
+            start = first.saturating_sub(3).min(ws.len() - SNIPPET_WORDS);
+        }
+    }
+    let end = (start + SNIPPET_WORDS).min(ws.len());
+    let from = if start == 0 { 0 } else { ws[start].1.start };
+    let to = if end == ws.len() {
+        col.len()
+    } else {
+        ws[end - 1].1.end
+    };
+    let mut text = String::new();
+    if start > 0 {
+        text.push('…');
+    }
+    let base = text.len();
+    text.push_str(&col[from..to]);
+    let mut marks: Vec<Mark> = Vec::new();
+    for i in start..end {
+        if !hit[i] {
+            continue;
+        }
+        let r = &ws[i].1;
+        let (s, e) = (base + r.start - from, base + r.end - from);
+        match marks.last_mut() {
+            Some(m) if i > start && hit[i - 1] => m.end = e,
+            _ => marks.push(Mark { start: s, end: e }),
+        }
+    }
+    if end < ws.len() {
+        text.push('…');
+    }
+    Snip { text, marks }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippets_mark_words_phrases_and_prefixes() {
+        let t = |q: &str| highlight_terms(&agentlog_index::terms(q).unwrap());
+        let s = snippet(
+            "The Borrow checker said: borrowed value",
+            &t("\"borrow checker\" borrow*"),
+        );
+        assert_eq!(s.marked(), "The «Borrow checker» said: «borrowed» value");
+        let long: String = (0..100).map(|i| format!("w{i} ")).collect();
+        let s = snippet(&long, &t("w50"));
+        assert!(
+            s.marked().starts_with("…w47 w48 w49 «w50»"),
+            "{}",
+            s.marked()
+        );
+        assert!(s.text.ends_with('…'));
+    }
+}

@@ -1,0 +1,405 @@
+//! The PostgreSQL backend against a real server started by
+//! `scripts/postgres.sh`: the backend conformance suite, parity with the
+//! SQLite index on generated homes, roles, and bad input. One server for
+//! the whole file; each part uses its own database.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use agentlog_formats::discover::{discover_all, DiscoverEnv, Found};
+use agentlog_index::backend::ResolveParams;
+use agentlog_index::{Backend, GroupBy, Index, ListParams, SearchParams, SessionInfo, StatsParams};
+use agentlog_postgres::grant::Access;
+use agentlog_postgres::throwaway::Throwaway;
+use agentlog_postgres::{PgError, PgIndex, PushOptions};
+use std::path::Path;
+
+fn opts(machine: &str) -> PushOptions {
+    PushOptions {
+        machine: machine.to_string(),
+        user: "tester".to_string(),
+        redact: false,
+    }
+}
+
+fn home(dir: &Path, size: u64, seed: u64) -> Vec<Found> {
+    agentlog_bench::gen::generate(dir, size, seed).unwrap();
+    let found = discover_all(&DiscoverEnv::with_home(dir), None);
+    assert!(!found.is_empty());
+    found
+}
+
+#[test]
+fn postgres_backend() {
+    let Some(pg) = Throwaway::for_test("postgres_backend") else {
+        return;
+    };
+    conformance(&pg);
+    parity(&pg);
+    roles(&pg);
+    bad_input(&pg);
+}
+
+fn conformance(pg: &Throwaway) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    agentlog_index::conformance::run(
+        &mut || -> Box<dyn Backend> {
+            n += 1;
+            let url = pg.database(&format!("conformance{n}")).unwrap();
+            Box::new(PgIndex::connect(&url, true).unwrap())
+        },
+        &dir.path().join("sessions"),
+        &agentlog_index::conformance::sessions(1_750_000_000_000),
+    );
+}
+
+/// Sessions as compared across backends (paths, ids, counts, tokens).
+fn catalog(v: &[SessionInfo]) -> Vec<SessionInfo> {
+    v.to_vec()
+}
+
+fn parity(pg: &Throwaway) {
+    let dir = tempfile::tempdir().unwrap();
+    let found = home(&dir.path().join("home"), 3_000_000, 7);
+    let (mut index, _) = Index::open(&dir.path().join("index.sqlite")).unwrap();
+    index.update(&found, &mut |_| {}).unwrap();
+    let url = pg.database("parity").unwrap();
+    let db = PgIndex::connect(&url, true).unwrap();
+    let r = db.push(&found, &opts("m1"), &mut |_| {}).unwrap();
+    assert_eq!(r.sent_whole, found.len(), "{r:?}");
+    assert!(r.skipped.is_empty(), "{r:?}");
+    // A second push sends nothing.
+    let again = db.push(&found, &opts("m1"), &mut |_| {}).unwrap();
+    assert_eq!(again.unchanged, found.len(), "{again:?}");
+    assert_eq!(again.bytes, 0);
+
+    let lists = [
+        ListParams::default(),
+        ListParams {
+            agents: vec!["Claude".into(), "codex".into()],
+            ..ListParams::default()
+        },
+        ListParams {
+            limit: 7,
+            offset: 3,
+            ..ListParams::default()
+        },
+        ListParams {
+            order: agentlog_index::SessionOrder::Created,
+            ..ListParams::default()
+        },
+    ];
+    for p in &lists {
+        let local = index.sessions(p).unwrap();
+        let server = db.sessions(p).unwrap();
+        assert!(!local.is_empty());
+        assert_eq!(catalog(&server), catalog(&local), "ls {p:?}");
+    }
+    let status = Backend::status(&db).unwrap();
+    let (entries, sessions, _) = index.counts().unwrap();
+    assert_eq!((status.entries, status.sessions), (entries, sessions));
+
+    // Words, phrases, prefixes, OR, exclusions, filters: same entries.
+    let words = ["parser", "the", "error"];
+    let mut queries: Vec<SearchParams> = Vec::new();
+    for w in words {
+        queries.push(SearchParams::new(w));
+    }
+    for q in [
+        "\"cargo test\"",
+        "pars*",
+        "te*",
+        "config OR parser",
+        "error -parser",
+        "src/main.rs",
+        "\"fn main\"*",
+    ] {
+        queries.push(SearchParams::new(q));
+    }
+    queries.push(SearchParams {
+        agents: vec!["codex".into()],
+        ..SearchParams::new("test")
+    });
+    queries.push(SearchParams {
+        roles: vec!["user".into()],
+        ..SearchParams::new("the")
+    });
+    queries.push(SearchParams {
+        roles: vec!["thinking".into()],
+        ..SearchParams::new("the")
+    });
+    queries.push(SearchParams {
+        tools: vec!["bash".into(), "Shell".into()],
+        ..SearchParams::new("cargo")
+    });
+    queries.push(SearchParams {
+        since_ms: Some(agentlog_bench::gen::EPOCH_MS + 60 * 86_400_000),
+        until_ms: Some(agentlog_bench::gen::EPOCH_MS + 120 * 86_400_000),
+        ..SearchParams::new("error")
+    });
+    let sid = &index.sessions(&ListParams::default()).unwrap()[2].session_id;
+    queries.push(SearchParams {
+        sessions: vec![sid[..8].to_string()],
+        ..SearchParams::new("the")
+    });
+    let mut nonempty = 0;
+    for mut q in queries {
+        q.limit = 100_000;
+        q.candidates = 100_000;
+        q.now_ms = Some(agentlog_bench::gen::EPOCH_MS);
+        let key = |h: &agentlog_index::Hit| (h.path.clone(), h.entry_id.clone());
+        let mut local: Vec<_> = index.search(&q).unwrap().iter().map(key).collect();
+        let mut server: Vec<_> = db.search(&q).unwrap().iter().map(key).collect();
+        local.sort();
+        server.sort();
+        if !local.is_empty() {
+            nonempty += 1;
+        }
+        assert_eq!(server.len(), local.len(), "search {:?}", q.query);
+        assert!(server == local, "search {:?}: other entries", q.query);
+    }
+    assert!(nonempty >= 10, "too few queries matched anything");
+
+    // Stats: same groups and totals.
+    for by in [
+        GroupBy::Model,
+        GroupBy::Day,
+        GroupBy::Agent,
+        GroupBy::Project,
+    ] {
+        let p = StatsParams {
+            by,
+            ..StatsParams::default()
+        };
+        let (a, b) = (index.stats(&p).unwrap(), db.stats(&p).unwrap());
+        assert!(a.total.total > 0);
+        let keys = |s: &agentlog_index::Stats| {
+            s.rows
+                .iter()
+                .map(|r| (r.key.clone(), r.responses, r.input, r.output, r.total))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(keys(&b), keys(&a), "stats by {by:?}");
+        let (ca, cb) = (
+            a.total.cost_usd.unwrap_or(0.0),
+            b.total.cost_usd.unwrap_or(0.0),
+        );
+        assert!((ca - cb).abs() < 1e-6 * ca.max(1.0), "cost {ca} vs {cb}");
+    }
+
+    // The original bytes come back as they were.
+    for f in found.iter().take(5) {
+        let s = db
+            .find_session(&f.path.to_string_lossy())
+            .unwrap()
+            .pop()
+            .unwrap();
+        assert_eq!(
+            db.original(s.file_id).unwrap(),
+            std::fs::read(&f.path).unwrap()
+        );
+    }
+
+    // An appended line is sent alone, and found.
+    let target = found.iter().find(|f| f.format == "claude").unwrap();
+    let mut bytes = std::fs::read(&target.path).unwrap();
+    let last = bytes[..bytes.len() - 1]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let mut line: serde_json::Value = serde_json::from_slice(&bytes[last..]).unwrap();
+    line["uuid"] = "appended-entry-0001".into();
+    line["parentUuid"] = serde_json::Value::Null;
+    line["message"] = serde_json::json!({"role": "user", "content": "zanzibar quokka appended"});
+    line["type"] = "user".into();
+    bytes.extend_from_slice(format!("{line}\n").as_bytes());
+    std::fs::write(&target.path, &bytes).unwrap();
+    let r = db.push(&found, &opts("m1"), &mut |_| {}).unwrap();
+    assert_eq!((r.appended, r.sent_whole), (1, 0), "{r:?}");
+    assert_eq!(r.entries, 1, "{r:?}");
+    let hits = db.search(&SearchParams::new("zanzibar quokka")).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].entry_id, "appended-entry-0001");
+    let s = db
+        .find_session(&target.path.to_string_lossy())
+        .unwrap()
+        .pop()
+        .unwrap();
+    assert_eq!(db.original(s.file_id).unwrap(), bytes);
+    index.update(&found, &mut |_| {}).unwrap();
+    assert_eq!(
+        db.sessions(&ListParams::default()).unwrap(),
+        index.sessions(&ListParams::default()).unwrap(),
+        "catalog after an append"
+    );
+    // A rewritten file is sent whole.
+    std::fs::write(&target.path, &bytes[..last]).unwrap();
+    let r = db.push(&found, &opts("m1"), &mut |_| {}).unwrap();
+    assert_eq!((r.appended, r.sent_whole), (0, 1), "{r:?}");
+    assert!(db
+        .search(&SearchParams::new("zanzibar"))
+        .unwrap()
+        .is_empty());
+    let refs = db.resolve(&ResolveParams::new(&sid[..8])).unwrap();
+    assert_eq!(refs[0].session_id, *sid);
+}
+
+fn roles(pg: &Throwaway) {
+    let dir = tempfile::tempdir().unwrap();
+    let a = home(&dir.path().join("a"), 300_000, 1);
+    let b = home(&dir.path().join("b"), 300_000, 2);
+    let url = pg.database("roles").unwrap();
+    let admin = PgIndex::connect(&url, true).unwrap();
+    admin.grant("laptop_a", "pw-a", Access::Push).unwrap();
+    admin.grant("laptop_b", "pw-b", Access::Push).unwrap();
+    admin.grant("viewer", "pw-v", Access::Read).unwrap();
+    let pa = PgIndex::connect(&pg.url_for("roles", Some(("laptop_a", "pw-a"))), false).unwrap();
+    let pb = PgIndex::connect(&pg.url_for("roles", Some(("laptop_b", "pw-b"))), false).unwrap();
+    pa.push(&a, &opts("a"), &mut |_| {}).unwrap();
+    pb.push(&b, &opts("b"), &mut |_| {}).unwrap();
+    // Each pusher sees its own sessions only.
+    let mine = pa.sessions(&ListParams::default()).unwrap();
+    assert_eq!(mine.len(), a.len());
+    assert!(mine
+        .iter()
+        .all(|s| s.path.starts_with(&*dir.path().join("a").to_string_lossy())));
+    // It cannot delete another machine's rows (they are not there for it).
+    let mut raw = postgres::Client::connect(
+        &pg.url_for("roles", Some(("laptop_a", "pw-a"))),
+        postgres::NoTls,
+    )
+    .unwrap();
+    let n = raw
+        .execute("DELETE FROM sessions WHERE machine = 'b'", &[])
+        .unwrap();
+    assert_eq!(n, 0);
+    let n = raw
+        .execute("DELETE FROM files WHERE machine = 'b'", &[])
+        .unwrap();
+    assert_eq!(n, 0);
+    // Nor write rows as another role.
+    let e = raw
+        .execute(
+            "INSERT INTO files(owner, machine, username, path, format, size, mtime_ns, lines,
+               head_hash, tail_hash) VALUES ('laptop_b', 'x', 'x', 'x', 'x', 0, 0, 0, 0, 0)",
+            &[],
+        )
+        .unwrap_err();
+    assert!(e
+        .as_db_error()
+        .unwrap()
+        .message()
+        .contains("row-level security"));
+    // Nor change the schema.
+    assert!(raw.batch_execute("DROP TABLE docs").is_err());
+    // The reader sees everything and changes nothing.
+    let viewer = PgIndex::connect(&pg.url_for("roles", Some(("viewer", "pw-v"))), false).unwrap();
+    assert_eq!(
+        viewer.sessions(&ListParams::default()).unwrap().len(),
+        a.len() + b.len()
+    );
+    assert!(!viewer.search(&SearchParams::new("the")).unwrap().is_empty());
+    let e = viewer.push(&a, &opts("v"), &mut |_| {}).unwrap_err();
+    assert!(e.to_string().contains("permission denied"), "{e}");
+    let mut rv = postgres::Client::connect(
+        &pg.url_for("roles", Some(("viewer", "pw-v"))),
+        postgres::NoTls,
+    )
+    .unwrap();
+    assert!(rv.execute("DELETE FROM sessions", &[]).is_err());
+    // Everything is still there.
+    assert_eq!(
+        admin.sessions(&ListParams::default()).unwrap().len(),
+        a.len() + b.len()
+    );
+}
+
+fn bad_input(pg: &Throwaway) {
+    let dir = tempfile::tempdir().unwrap();
+    let found = home(&dir.path().join("h"), 500_000, 3);
+    let before: Vec<Vec<u8>> = found
+        .iter()
+        .map(|f| std::fs::read(&f.path).unwrap())
+        .collect();
+    let url = pg.database("bad").unwrap();
+
+    // Unreachable: a port nothing listens on.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let e =
+        PgIndex::connect(&format!("postgres://u:secret@127.0.0.1:{port}/db"), true).unwrap_err();
+    let msg = e.to_string();
+    assert!(matches!(e, PgError::Connect { .. }), "{msg}");
+    assert!(
+        msg.contains("cannot connect") && !msg.contains("secret"),
+        "{msg}"
+    );
+
+    // Wrong password.
+    let wrong = pg.url_for("bad", Some(("agentlog", "not-the-password")));
+    let e = PgIndex::connect(&wrong, true).unwrap_err();
+    assert!(
+        e.to_string().contains("password authentication failed"),
+        "{e}"
+    );
+    assert!(!e.to_string().contains("not-the-password"), "{e}");
+
+    // A server with a newer schema is refused before anything is written.
+    let newer = pg.database("newer").unwrap();
+    drop(PgIndex::connect(&newer, true).unwrap());
+    let mut c = postgres::Client::connect(&newer, postgres::NoTls).unwrap();
+    c.execute(
+        "INSERT INTO refinery_schema_history(version, name, applied_on, checksum)
+         VALUES (99, 'from_the_future', '2030-01-01', '0')",
+        &[],
+    )
+    .unwrap();
+    let e = PgIndex::connect(&newer, true).unwrap_err();
+    assert!(matches!(e, PgError::NewerSchema { server: 99, .. }), "{e}");
+    assert!(e.to_string().contains("upgrade agentlog"), "{e}");
+
+    // A connection dropped in the middle of a push: a clear error, then the
+    // next push completes with nothing twice.
+    let db = PgIndex::connect(&url, true).unwrap();
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let mut done = 0;
+    let e = db
+        .push(&found, &opts("h"), &mut |p| {
+            done = p.done;
+            if p.done == 2 {
+                admin
+                    .execute(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                         WHERE application_name = 'agentlog' AND pid <> pg_backend_pid()",
+                        &[],
+                    )
+                    .unwrap();
+            }
+        })
+        .unwrap_err();
+    assert!(done >= 2);
+    let msg = e.to_string();
+    assert!(
+        msg.contains("terminat") || msg.contains("closed") || msg.contains("connection"),
+        "{msg}"
+    );
+    let db = PgIndex::connect(&url, true).unwrap();
+    let (_, partial, _) = db.counts().unwrap();
+    assert!(partial < found.len() as u64);
+    let r = db.push(&found, &opts("h"), &mut |_| {}).unwrap();
+    assert_eq!(r.sent_whole as u64 + partial, found.len() as u64, "{r:?}");
+    let (local, _) = Index::open(&dir.path().join("ix.sqlite")).unwrap();
+    let mut local = local;
+    local.update(&found, &mut |_| {}).unwrap();
+    assert_eq!(
+        db.sessions(&ListParams::default()).unwrap(),
+        local.sessions(&ListParams::default()).unwrap()
+    );
+    assert_eq!(db.counts().unwrap().0, local.counts().unwrap().0);
+    // Local files untouched throughout.
+    let after: Vec<Vec<u8>> = found
+        .iter()
+        .map(|f| std::fs::read(&f.path).unwrap())
+        .collect();
+    assert!(before == after);
+}
