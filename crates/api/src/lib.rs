@@ -33,6 +33,7 @@ pub mod list;
 pub mod output;
 pub mod refresh;
 pub mod resolve;
+pub mod resume;
 pub mod settings;
 pub mod walk;
 

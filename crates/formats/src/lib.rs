@@ -37,6 +37,7 @@ pub mod member;
 pub mod registry;
 pub mod render;
 pub mod safe_path;
+pub mod shell;
 
 pub mod acpx;
 pub mod aider;

@@ -699,18 +699,6 @@ fn patch(out: &mut String, p: &str) {
     out.push_str("</pre>");
 }
 
-/// Returns the shell-quoted form of `s` (as is when it needs no quotes).
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_.:/@".contains(&b))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
 /// Returns the `agentlog resume` commands that continue `session` in each
 /// agent that can take it.
 pub fn resume_commands(session: &Session, path: &str) -> Vec<(String, String)> {
@@ -724,7 +712,10 @@ pub fn resume_commands(session: &Session, path: &str) -> Vec<(String, String)> {
         if agentlog_formats::registry::by_name(agent).is_some_and(|f| f.can_write()) {
             out.push((
                 agent.to_string(),
-                format!("agentlog resume {} --in {agent}", shell_quote(arg)),
+                format!(
+                    "agentlog resume {} --in {agent}",
+                    agentlog_formats::shell::quote(arg)
+                ),
             ));
         }
     }

@@ -1,9 +1,7 @@
 use crate::{config, load, out};
-use agentlog_formats::Fidelity;
-use agentlog_store::snapshot::{create_private, ensure_dir, parent_dir, sync_dir};
-use anyhow::{bail, Context};
+use agentlog_api::resume::{resume, ResumeParams, Resumed};
+use anyhow::Context;
 use serde::Serialize;
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -52,25 +50,14 @@ pub struct Args {
 struct Report<'a> {
     source: &'a Path,
     source_format: &'a str,
-    target: &'a str,
-    path: &'a Path,
-    cwd: Option<&'a Path>,
-    command: String,
-    written: bool,
-    fidelity: &'a Fidelity,
+    #[serde(flatten)]
+    resumed: &'a Resumed,
 }
 
 /// Runs `agentlog resume`.
 pub fn cmd_resume(args: Args) -> anyhow::Result<ExitCode> {
-    let target = load::format_named(&args.target)?;
-    if !target.can_write() {
-        bail!(
-            "agentlog cannot write {} sessions yet, so it cannot resume in {}",
-            target.name(),
-            target.name()
-        );
-    }
     let settings = config::settings(&args.roots)?;
+    let target = load::format_named(&args.target)?;
     let fetched = match &args.db {
         Some(url) => crate::commands::db::fetch(url, &args.session)?,
         None => None,
@@ -88,131 +75,29 @@ pub fn cmd_resume(args: Args) -> anyhow::Result<ExitCode> {
     }
     let mut session = read.session;
     crate::redact::apply(&mut session, args.redact, args.json)?;
-    if let Some(dir) = &args.cwd {
-        let dir = std::path::absolute(dir).with_context(|| format!("--cwd {}", dir.display()))?;
-        session.meta.cwd = Some(dir.to_string_lossy().into_owned());
-    }
-    let plan = target
-        .resume_plan(&session, &settings.env)
-        .with_context(|| format!("planning where {} keeps the session", target.name()))?;
-    let mut bytes = Vec::new();
-    let fidelity = target
-        .write(&session, &mut bytes)
-        .with_context(|| format!("converting {} to {}", source.display(), target.name()))?;
-    if plan.path.exists() {
-        bail!(
-            "{}: already exists; agentlog never overwrites a session (was it resumed before?)",
-            plan.path.display()
-        );
-    }
-    if !args.dry_run {
-        write_new(&plan.path, &bytes)?;
-    }
-    let command = match &plan.cwd {
-        Some(dir) => format!(
-            "cd {} && {}",
-            shell_quote(&dir.to_string_lossy()),
-            plan.command
-        ),
-        None => plan.command.clone(),
+    let params = ResumeParams {
+        target: target.name().to_string(),
+        cwd: args.cwd.clone(),
+        dry_run: args.dry_run,
     };
+    let resumed = resume(&settings, &session, &params)
+        .with_context(|| format!("resuming {} in {}", source.display(), target.name()))?;
     if args.json {
         out::print_json(&Report {
             source: &source,
             source_format: format.name(),
-            target: target.name(),
-            path: &plan.path,
-            cwd: plan.cwd.as_deref(),
-            command,
-            written: !args.dry_run,
-            fidelity: &fidelity,
+            resumed: &resumed,
         })?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut text = String::new();
     let verb = if args.dry_run { "would write" } else { "wrote" };
-    text.push_str(&format!("{verb} {}\n", plan.path.display()));
-    text.push_str(&fidelity.to_string());
+    text.push_str(&format!("{verb} {}\n", resumed.path.display()));
+    text.push_str(&resumed.fidelity.to_string());
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    text.push_str(&format!("continue with:\n  {command}\n"));
+    text.push_str(&format!("continue with:\n  {}\n", resumed.command));
     out::print(&text)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Quotes `s` for a POSIX shell when it needs it.
-fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c))
-    {
-        return s.to_string();
-    }
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
-/// Writes `bytes` as the new file `path`: a private temp file in the same
-/// directory, synced, then linked into place (which fails when `path`
-/// exists, so nothing is ever overwritten), and the directory synced. A
-/// reader sees no file or the whole file.
-fn write_new(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = parent_dir(path);
-    ensure_dir(&dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.0.tmp", std::process::id()));
-    let result = (|| -> anyhow::Result<()> {
-        let mut f = create_private(&tmp)?;
-        f.write_all(bytes)
-            .and_then(|()| f.sync_all())
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        drop(f);
-        match std::fs::hard_link(&tmp, path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                bail!(
-                    "{}: already exists; agentlog never overwrites a session",
-                    path.display()
-                )
-            }
-            Err(_) if !path.exists() => {
-                // File systems without hard links: rename (checked above).
-                std::fs::rename(&tmp, path)
-                    .with_context(|| format!("creating {}", path.display()))?;
-            }
-            Err(e) => return Err(e).with_context(|| format!("creating {}", path.display())),
-        }
-        sync_dir(&dir)?;
-        Ok(())
-    })();
-    let _ = std::fs::remove_file(&tmp);
-    result
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quotes_only_when_needed() {
-        assert_eq!(shell_quote("/home/me/proj"), "/home/me/proj");
-        assert_eq!(shell_quote("/home/me/my proj"), "'/home/me/my proj'");
-        assert_eq!(shell_quote("it's"), "'it'\\''s'");
-    }
-
-    #[test]
-    fn never_overwrites() {
-        let Ok(tmp) = tempfile::tempdir() else { return };
-        let p = tmp.path().join("a/b/s.jsonl");
-        assert!(write_new(&p, b"one\n").is_ok());
-        assert!(write_new(&p, b"two\n").is_err());
-        assert_eq!(std::fs::read(&p).unwrap_or_default(), b"one\n");
-        let left: Vec<_> = std::fs::read_dir(tmp.path().join("a/b"))
-            .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
-            .unwrap_or_default();
-        assert_eq!(left.len(), 1);
-    }
 }

@@ -174,10 +174,7 @@ impl Format for CopilotFormat {
             .join("events.jsonl");
         crate::safe_path::inside(&root, &path)?;
         let cwd = session.meta.cwd.clone().filter(|c| !c.is_empty());
-        let command = match &cwd {
-            Some(c) => format!("cd {} && copilot --resume={id}", shell_quote(c)),
-            None => format!("copilot --resume={id}"),
-        };
+        let command = format!("copilot --resume={}", crate::shell::quote(&id));
         Ok(ResumePlan {
             path,
             command,
@@ -241,27 +238,9 @@ fn drift(read: &Read) -> Vec<crate::drift::Drift> {
     t.into_items()
 }
 
-/// Quotes `s` for a POSIX shell.
-fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@".contains(&b))
-    {
-        return s.to_string();
-    }
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quotes_paths_with_spaces_and_quotes() {
-        assert_eq!(shell_quote("/a/b"), "/a/b");
-        assert_eq!(shell_quote("/a b/c'd"), "'/a b/c'\\''d'");
-        assert_eq!(shell_quote(""), "''");
-    }
 
     #[test]
     fn detects_event_lines_only() {

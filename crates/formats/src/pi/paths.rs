@@ -58,17 +58,6 @@ pub(crate) fn default_roots(env: &DiscoverEnv) -> Vec<PathBuf> {
     roots
 }
 
-fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:@%+=".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
 /// Plans continuing `session` in pi: the file goes to
 /// `<agentDir>/sessions/--<cwd>--/<time>_<id>.jsonl` and `pi --session
 /// <file>` continues it from the session's working directory.
@@ -88,7 +77,10 @@ pub(crate) fn resume_plan(session: &Session, env: &DiscoverEnv) -> Result<Resume
         .join(crate::safe_path::component(&encode_cwd(&cwd)))
         .join(session_file_name(&created, &session.meta.id));
     crate::safe_path::inside(&root, &path)?;
-    let command = format!("pi --session {}", shell_quote(&path.to_string_lossy()));
+    let command = format!(
+        "pi --session {}",
+        crate::shell::quote(&path.to_string_lossy())
+    );
     Ok(ResumePlan {
         path,
         command,

@@ -177,7 +177,7 @@ impl Format for QwenFormat {
         crate::safe_path::inside(&root, &path)?;
         Ok(ResumePlan {
             path,
-            command: format!("cd {} && qwen --resume {id}", shell_quote(&cwd)),
+            command: format!("qwen --resume {}", crate::shell::quote(&id)),
             cwd: Some(PathBuf::from(cwd)),
         })
     }
@@ -189,17 +189,6 @@ impl Format for QwenFormat {
     fn write(&self, session: &Session, out: &mut dyn Write) -> Result<Fidelity, FormatError> {
         write::write(session, out)
     }
-}
-
-/// Quotes `s` for a POSIX shell.
-fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@".contains(&b))
-    {
-        return s.to_string();
-    }
-    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 #[cfg(test)]

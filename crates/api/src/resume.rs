@@ -1,0 +1,210 @@
+//! Continuing a session in another agent: convert it to the agent's native
+//! format, write it where that agent keeps its sessions (never over an
+//! existing file), and return the one shell command that continues it.
+//!
+//! ```
+//! use agentlog_api::resume::{resume, ResumeParams};
+//! use agentlog_api::{Library, Settings};
+//! # let home = tempfile::tempdir()?;
+//! # agentlog_api::example::write_claude_session(home.path())?;
+//! let lib = Library::new(Settings::with_home(home.path()));
+//! let read = lib.read("5e55f0")?;
+//! let done = resume(&lib.settings, &read.session, &ResumeParams::new("codex"))?;
+//! assert!(done.path.starts_with(home.path().join(".codex")));
+//! assert_eq!(done.command.matches("cd ").count(), 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use crate::{ApiError, Settings};
+use agentlog_formats::Fidelity;
+use agentlog_model::Session;
+use agentlog_store::snapshot::{write_file_with, Existing};
+use serde::Serialize;
+use std::borrow::Cow;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// What to resume in, and how.
+#[derive(Debug, Clone)]
+pub struct ResumeParams {
+    /// The format (agent) to continue in: `claude`, `codex`, `pi`, ….
+    pub target: String,
+    /// Continue in this directory instead of the session's own working
+    /// directory (an absolute path; relative ones are made absolute).
+    pub cwd: Option<PathBuf>,
+    /// Plan only: convert and report, write nothing.
+    pub dry_run: bool,
+}
+
+impl ResumeParams {
+    /// Resume in `target`, in the session's own directory, writing the file.
+    pub fn new(target: &str) -> ResumeParams {
+        ResumeParams {
+            target: target.to_string(),
+            cwd: None,
+            dry_run: false,
+        }
+    }
+}
+
+/// What [`resume`] did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Resumed {
+    /// The agent's format.
+    pub target: &'static str,
+    /// The native session file written (or that would be written).
+    pub path: PathBuf,
+    /// The directory the command runs in.
+    pub cwd: Option<PathBuf>,
+    /// The shell command that continues the session: at most one `cd`,
+    /// every word taken from the session quoted.
+    pub command: String,
+    /// False for a dry run.
+    pub written: bool,
+    /// What the target format could not hold.
+    pub fidelity: Fidelity,
+}
+
+/// Converts `session` to `params.target`'s format and writes it where that
+/// agent looks for sessions under `settings` (unless `dry_run`). Refuses
+/// formats agentlog cannot write, and never replaces an existing file.
+pub fn resume(
+    settings: &Settings,
+    session: &Session,
+    params: &ResumeParams,
+) -> Result<Resumed, ApiError> {
+    let target = crate::resolve::format_named(&params.target)?;
+    if !target.can_write() {
+        return Err(ApiError::Format(
+            agentlog_formats::FormatError::Unsupported {
+                format: target.name(),
+                operation: "resuming (agentlog cannot write this format yet)",
+            },
+        ));
+    }
+    let session: Cow<'_, Session> = match &params.cwd {
+        Some(dir) => {
+            let dir = std::path::absolute(dir).map_err(|e| ApiError::io(dir, e))?;
+            let mut s = session.clone();
+            s.meta.cwd = Some(dir.to_string_lossy().into_owned());
+            Cow::Owned(s)
+        }
+        None => Cow::Borrowed(session),
+    };
+    let plan = target.resume_plan(&session, &settings.env)?;
+    let mut bytes = Vec::new();
+    let fidelity = target.write(&session, &mut bytes)?;
+    if std::fs::symlink_metadata(&plan.path).is_ok() {
+        return Err(ApiError::io(
+            &plan.path,
+            std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "already exists; agentlog never overwrites a session (was it resumed before?)",
+            ),
+        ));
+    }
+    if !params.dry_run {
+        write_file_with(&plan.path, Existing::Refuse, |w: &mut dyn Write| {
+            w.write_all(&bytes).map_err(|e| ApiError::io(&plan.path, e))
+        })?;
+    }
+    let command = match &plan.cwd {
+        Some(dir) => format!(
+            "cd {} && {}",
+            agentlog_formats::shell::quote(&dir.to_string_lossy()),
+            plan.command
+        ),
+        None => plan.command.clone(),
+    };
+    Ok(Resumed {
+        target: target.name(),
+        path: plan.path,
+        cwd: plan.cwd,
+        command,
+        written: !params.dry_run,
+        fidelity,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::Library;
+
+    fn lib() -> (tempfile::TempDir, Library) {
+        let home = tempfile::tempdir().unwrap();
+        crate::example::write_claude_session(home.path()).unwrap();
+        let lib = Library::new(Settings::with_home(home.path()));
+        (home, lib)
+    }
+
+    #[test]
+    fn every_writable_format_resumes_with_one_cd_and_never_overwrites() {
+        let (home, lib) = lib();
+        let session = lib.read("5e55f0").unwrap().session;
+        let source = lib.resolve("5e55f0").unwrap().path;
+        let mut resumed = Vec::new();
+        for f in agentlog_formats::registry::all() {
+            if !f.can_write() {
+                continue;
+            }
+            let p = ResumeParams::new(f.name());
+            let Ok(done) = resume(&lib.settings, &session, &p) else {
+                continue; // formats with no agent location of their own
+            };
+            assert!(
+                done.path.starts_with(home.path()),
+                "{}: {:?}",
+                f.name(),
+                done.path
+            );
+            assert!(done.path.is_file(), "{}", f.name());
+            assert!(
+                done.command.matches("cd ").count() <= 1,
+                "{}: {}",
+                f.name(),
+                done.command
+            );
+            assert_eq!(
+                done.cwd.is_some(),
+                done.command.starts_with("cd "),
+                "{}: {}",
+                f.name(),
+                done.command
+            );
+            let before = std::fs::read(&done.path).unwrap();
+            let again = resume(&lib.settings, &session, &p);
+            assert!(again.is_err(), "{}: resumed twice over one file", f.name());
+            assert_eq!(std::fs::read(&done.path).unwrap(), before);
+            resumed.push(f.name());
+        }
+        for agent in ["codex", "gemini", "pi", "copilot", "qwen"] {
+            assert!(resumed.contains(&agent), "{agent} not resumed: {resumed:?}");
+        }
+        // The session is Claude's own file: resuming it in Claude would
+        // write over it, which is refused.
+        let before = std::fs::read(&source).unwrap();
+        let err = resume(&lib.settings, &session, &ResumeParams::new("claude"));
+        assert!(err.is_err_and(|e| e.to_string().contains("already exists")));
+        assert_eq!(std::fs::read(&source).unwrap(), before);
+    }
+
+    #[test]
+    fn a_dry_run_writes_nothing_and_cwd_is_used() {
+        let (_home, lib) = lib();
+        let session = lib.read("5e55f0").unwrap().session;
+        let p = ResumeParams {
+            target: "claude".into(),
+            cwd: Some(PathBuf::from("/srv/my proj")),
+            dry_run: true,
+        };
+        let done = resume(&lib.settings, &session, &p).unwrap();
+        assert!(!done.written && !done.path.exists());
+        assert!(
+            done.command.starts_with("cd '/srv/my proj' && "),
+            "{}",
+            done.command
+        );
+    }
+}
