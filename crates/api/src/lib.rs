@@ -27,6 +27,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod doctor;
 mod error;
 pub mod example;
 pub mod list;

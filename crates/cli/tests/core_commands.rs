@@ -267,3 +267,54 @@ fn json_into_a_closed_pipe_exits_0_silently() {
         assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn doctor_summarizes_repeated_warnings_and_counts_files_one_way() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let src =
+        std::fs::read(common::fixtures().join("native/claude/agentsview-valid_session.jsonl"))
+            .unwrap();
+    let torn =
+        std::fs::read(common::fixtures().join("native/claude/agentsview-truncated.jsonl")).unwrap();
+    for i in 0..6 {
+        let p = env.write(&format!("s/{i}.jsonl"), &src);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let t = env.write("s/torn.jsonl", &torn);
+    std::fs::set_permissions(&t, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let r = env.run(&["doctor", "s"]);
+    assert_eq!(r.status, 1, "a torn tail fails: {}", r.stdout);
+    assert_eq!(
+        r.stdout.matches("warning[permissions]").count(),
+        1,
+        "one summary, not a line per file:\n{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("permissions on 6 files"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("7 files checked: 0 ok, 6 with warnings, 1 to repair"),
+        "{}",
+        r.stdout
+    );
+    let one = env.run(&["doctor", "s/0.jsonl"]);
+    assert_eq!(
+        one.status, 0,
+        "a warning is not a failure for one file either"
+    );
+    assert!(
+        one.stdout.contains("1 file checked: 0 ok, 1 with warnings"),
+        "{}",
+        one.stdout
+    );
+    let fixed = env.run(&["doctor", "--repair", "s/torn.jsonl"]);
+    assert_eq!(fixed.status, 0, "{}", fixed.stdout);
+    assert!(
+        !fixed.stdout.contains("earlier repair"),
+        "the repair of this run is not an earlier one:\n{}",
+        fixed.stdout
+    );
+    assert!(fixed.stdout.contains("1 repaired"), "{}", fixed.stdout);
+}
