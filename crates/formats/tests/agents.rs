@@ -460,10 +460,12 @@ fn qwen_other_formats_become_chats_it_resumes() {
         plan.path,
         Path::new("/home/u/.qwen/projects/-tmp-agmock-cp1-proj/chats/b034d159-7f8a-4e2f-b736-4b964fdc4bb1.jsonl")
     );
+    // The command holds no `cd`: the caller prints one for `plan.cwd`.
     assert_eq!(
         plan.command,
-        "cd /tmp/agmock/cp1/proj && qwen --resume b034d159-7f8a-4e2f-b736-4b964fdc4bb1"
+        "qwen --resume b034d159-7f8a-4e2f-b736-4b964fdc4bb1"
     );
+    assert_eq!(plan.cwd.as_deref(), Some(Path::new("/tmp/agmock/cp1/proj")));
 }
 
 // ---- Aider ----
