@@ -200,10 +200,7 @@ pub fn doctor(settings: &Settings, params: &DoctorParams) -> Result<DoctorReport
 type Target = (PathBuf, Option<&'static dyn Format>);
 
 /// Returns the files to check, with the format each was found as.
-fn targets(
-    settings: &Settings,
-    paths: &[PathBuf],
-) -> Result<Vec<Target>, ApiError> {
+fn targets(settings: &Settings, paths: &[PathBuf]) -> Result<Vec<Target>, ApiError> {
     let mut out = Vec::new();
     if paths.is_empty() {
         let formats = settings.formats(&[])?;
