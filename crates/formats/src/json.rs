@@ -38,7 +38,9 @@ impl Format for JsonFormat {
         // Gemini chat to a looser test).
         if let Some(rest) = t.strip_prefix('{') {
             if rest.trim_start().starts_with("\"meta\"") && t.contains("\"agent\"") {
-                return 95;
+                // Above every agent's own score: the session inside may
+                // carry that agent's markers (acpx's schema name, …).
+                return 99;
             }
         }
         if t.starts_with('{')

@@ -96,6 +96,9 @@ pub fn read_head(path: &Path) -> Result<Vec<u8>, FormatError> {
 /// Returns the format that is surest the file with these first bytes is its
 /// own, if any is at all.
 pub fn detect_bytes(path: &Path, head: &[u8]) -> Option<&'static dyn Format> {
+    if is_json_schema(head) {
+        return None;
+    }
     let mut best: Option<(&'static dyn Format, u8)> = None;
     for f in all() {
         let score = f.detect(path, head);
@@ -104,4 +107,19 @@ pub fn detect_bytes(path: &Path, head: &[u8]) -> Option<&'static dyn Format> {
         }
     }
     best.map(|(f, _)| f)
+}
+
+/// True when `head` starts a JSON Schema document (`{"$schema":
+/// "https://json-schema.org/…"`): it names the fields of a session format
+/// without being a session.
+fn is_json_schema(head: &[u8]) -> bool {
+    let text = crate::jsonl::head_text(head, 512);
+    let Some(rest) = text.trim_start().strip_prefix('{') else {
+        return false;
+    };
+    let Some(rest) = rest.trim_start().strip_prefix("\"$schema\"") else {
+        return false;
+    };
+    let rest = rest.trim_start().trim_start_matches(':').trim_start();
+    rest.starts_with("\"http://json-schema.org/") || rest.starts_with("\"https://json-schema.org/")
 }

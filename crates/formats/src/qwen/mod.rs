@@ -129,10 +129,12 @@ impl Format for QwenFormat {
             .parent()
             .and_then(Path::file_name)
             .is_some_and(|n| n == "chats");
+        // `message.parts` is Qwen's (Claude's messages hold `content`), so
+        // a chat outside Qwen's folder still beats Claude's 90.
         if in_chats {
             95
         } else {
-            85
+            92
         }
     }
 
