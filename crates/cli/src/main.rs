@@ -99,6 +99,51 @@ fn is_usage(err: &anyhow::Error) -> bool {
     })
 }
 
+/// What to do about an error, in terms of this command line's flags and
+/// commands (the libraries' errors name neither).
+fn hint(err: &anyhow::Error) -> Option<&'static str> {
+    use agentlog_api::ApiError;
+    use agentlog_formats::FormatError;
+    use agentlog_index::IndexError;
+    use agentlog_store::StoreError;
+    let index = |e: &IndexError| match e {
+        IndexError::Sqlite { .. } => Some("if this persists, run `agentlog index --rebuild`"),
+        IndexError::Damaged { .. } => Some("run `agentlog index --rebuild`"),
+        IndexError::NotAnIndex { .. } => {
+            Some("point --index (or AGENTLOG_INDEX) at another path, or move the file away")
+        }
+        _ => None,
+    };
+    let format = |e: &FormatError| match e {
+        FormatError::UnknownFormat { .. } => Some("name the format with --from FORMAT"),
+        _ => None,
+    };
+    let store = |e: &StoreError| match e {
+        StoreError::Locked { .. } => Some("`agentlog append --wait` waits for the other writer"),
+        _ => None,
+    };
+    err.chain().find_map(|c| {
+        if let Some(e) = c.downcast_ref::<ApiError>() {
+            return match e {
+                ApiError::Index(e) => index(e),
+                ApiError::Format(e) => format(e),
+                ApiError::Store(e) => store(e),
+                _ => None,
+            };
+        }
+        if let Some(e) = c.downcast_ref::<IndexError>() {
+            return index(e);
+        }
+        if let Some(e) = c.downcast_ref::<FormatError>() {
+            return format(e);
+        }
+        if let Some(e) = c.downcast_ref::<StoreError>() {
+            return store(e);
+        }
+        None
+    })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Some(max) = std::env::var_os("AGENTLOG_MAX_INPUT") {
@@ -120,6 +165,9 @@ fn main() -> ExitCode {
             crate::eprintln_clean!("agentlog: error: {err}");
             for cause in err.chain().skip(1) {
                 crate::eprintln_clean!("  caused by: {cause}");
+            }
+            if let Some(hint) = hint(&err) {
+                crate::eprintln_clean!("  hint: {hint}");
             }
             if is_usage(&err) {
                 ExitCode::from(2)

@@ -165,8 +165,9 @@ fn unknown_files_get_a_clear_error() {
     let r = env.run(&["show", &p.display().to_string()]);
     assert_eq!(r.status, 1);
     assert!(
-        r.stderr
-            .contains("not a session file agentlog recognises; name the format with --from"),
+        r.stderr.contains("not a session file agentlog recognises")
+            && r.stderr
+                .contains("hint: name the format with --from FORMAT"),
         "{}",
         r.stderr
     );

@@ -34,7 +34,7 @@ pub enum FormatError {
         operation: &'static str,
     },
     /// No format recognised the file.
-    #[error("{}: not a session file agentlog recognises; name the format with --from (one of: {known})", path.display())]
+    #[error("{}: not a session file agentlog recognises (known formats: {known})", path.display())]
     UnknownFormat {
         /// The file.
         path: PathBuf,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
     /// The index database failed.
-    #[error("index {}: {source}; if this persists, run `agentlog index --rebuild`", path.display())]
+    #[error("index {}: {source}", path.display())]
     Sqlite {
         /// The index file.
         path: PathBuf,
@@ -43,7 +43,7 @@ pub enum IndexError {
     },
     /// The file at the index path is not an agentlog index: it is never
     /// replaced or removed.
-    #[error("{}: {what}, not an agentlog index; agentlog leaves it alone. Point --index (or AGENTLOG_INDEX) at another path, or move the file away", path.display())]
+    #[error("{}: {what}, not an agentlog index; agentlog leaves it alone", path.display())]
     NotAnIndex {
         /// The file.
         path: PathBuf,
@@ -60,7 +60,7 @@ pub enum IndexError {
         message: String,
     },
     /// The index file is damaged.
-    #[error("index {} is damaged ({problems}); run `agentlog index --rebuild` (it builds a new index from the session files)", path.display())]
+    #[error("index {} is damaged ({problems}); a rebuild makes a new index from the session files", path.display())]
     Damaged {
         /// The index file.
         path: PathBuf,

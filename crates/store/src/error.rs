@@ -41,7 +41,7 @@ pub enum StoreError {
         source: std::io::Error,
     },
     /// Another writer holds the session file.
-    #[error("{}: locked by another writer ({holder}); wait for it to finish or use --wait", path.display())]
+    #[error("{}: locked by another writer ({holder}); wait for it to finish", path.display())]
     Locked {
         /// The session file.
         path: PathBuf,

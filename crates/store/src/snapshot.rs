@@ -139,7 +139,7 @@ where
             "create",
             std::io::Error::new(
                 std::io::ErrorKind::AlreadyExists,
-                "already exists (agentlog does not overwrite it unless told to, e.g. with --force)",
+                "already exists (agentlog does not overwrite a file unless told to)",
             ),
         )
     };

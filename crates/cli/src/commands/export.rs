@@ -123,8 +123,19 @@ pub fn write_output<T>(
             } else {
                 Existing::Refuse
             };
+            let exists = !force && path.symlink_metadata().is_ok();
             write_file_with(path, existing, write)
                 .with_context(|| format!("writing {}", path.display()))
+                .map_err(|e| {
+                    if exists {
+                        e.context(format!(
+                            "{} exists: --force replaces it (atomically)",
+                            path.display()
+                        ))
+                    } else {
+                        e
+                    }
+                })
         }
     }
 }

@@ -80,8 +80,16 @@ pub fn cmd_resume(args: Args) -> anyhow::Result<ExitCode> {
         cwd: args.cwd.clone(),
         dry_run: args.dry_run,
     };
+    let no_cwd = session.meta.cwd.as_deref().is_none_or(str::is_empty) && args.cwd.is_none();
     let resumed = resume(&settings, &session, &params)
-        .with_context(|| format!("resuming {} in {}", source.display(), target.name()))?;
+        .with_context(|| format!("resuming {} in {}", source.display(), target.name()))
+        .map_err(|e| {
+            if no_cwd {
+                e.context("the session records no working directory: give one with --cwd DIR")
+            } else {
+                e
+            }
+        })?;
     if args.json {
         out::print_json(&Report {
             source: &source,

@@ -135,7 +135,7 @@ impl Format for ClaudeFormat {
             FormatError::invalid(
                 PathBuf::from(&session.meta.id),
                 None,
-                "the session records no working directory; Claude Code files sessions by project directory, so set one (e.g. --cwd) before resuming",
+                "the session records no working directory; Claude Code files sessions by project directory, so give it one before resuming",
             )
         })?;
         let root = claude_roots(env)

@@ -324,10 +324,9 @@ pub(super) fn read(
                         db,
                         None,
                         format!(
-                            "the database holds {} sessions; name one as {}#<session id> (`agentlog ls --agent {}` lists them)",
+                            "the database holds {} sessions; name one as {}#<session id>",
                             ids.len(),
-                            db.display(),
-                            format.name()
+                            db.display()
                         ),
                     ))
                 }
