@@ -197,3 +197,55 @@ fn name_ids(path: &Path) -> Vec<String> {
     ids.dedup();
     ids
 }
+
+/// Picks the one of `ids` that `arg` names: the id itself, or the only id
+/// starting with it (as session ids are resolved). `kind` names what the
+/// ids are (`jido`, `acpx`, …) in an ambiguity error; `path_of` gives each
+/// candidate's file for it.
+///
+/// ```
+/// use agentlog_api::resolve::pick_id;
+/// use std::path::PathBuf;
+/// let ids = ["a1b2", "a1c3", "b9"];
+/// let path = |id: &str| PathBuf::from(format!("{id}.json"));
+/// assert_eq!(pick_id("jido", "b", &ids, path)?, "b9");
+/// assert!(pick_id("jido", "a1", &ids, path).is_err());
+/// assert!(pick_id("jido", "zz", &ids, path).is_err());
+/// # Ok::<(), agentlog_api::ApiError>(())
+/// ```
+pub fn pick_id<'a, S: AsRef<str>>(
+    kind: &str,
+    arg: &str,
+    ids: &'a [S],
+    path_of: impl Fn(&str) -> PathBuf,
+) -> Result<&'a str, ApiError> {
+    if let Some(id) = ids.iter().find(|id| id.as_ref() == arg) {
+        return Ok(id.as_ref());
+    }
+    let matching: Vec<&str> = if arg.is_empty() {
+        Vec::new()
+    } else {
+        ids.iter()
+            .map(AsRef::as_ref)
+            .filter(|id| id.starts_with(arg))
+            .collect()
+    };
+    match matching.as_slice() {
+        [one] => Ok(one),
+        [] => Err(ApiError::NotFound {
+            id: arg.to_string(),
+            searched: ids.len(),
+        }),
+        many => Err(ApiError::Ambiguous {
+            prefix: arg.to_string(),
+            candidates: many
+                .iter()
+                .map(|id| Candidate {
+                    format: kind.to_string(),
+                    id: id.to_string(),
+                    path: path_of(id),
+                })
+                .collect(),
+        }),
+    }
+}

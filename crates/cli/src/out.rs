@@ -120,6 +120,31 @@ pub fn count(n: u64, noun: &str) -> String {
     }
 }
 
+/// Lays out `rows` under `head` in left-aligned columns two spaces apart
+/// (cells sanitized; widths in characters), one line each.
+pub fn table<const N: usize>(head: &[&str; N], rows: &[[String; N]]) -> String {
+    let clean = |s: &str| agentlog_formats::render::sanitize::sanitize_line(s).into_owned();
+    let head: [String; N] = head.map(clean);
+    let rows: Vec<[String; N]> = rows.iter().map(|r| r.clone().map(|c| clean(&c))).collect();
+    let mut widths = [0usize; N];
+    for r in std::iter::once(&head).chain(&rows) {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut s = String::new();
+    for r in std::iter::once(&head).chain(&rows) {
+        let cells: Vec<String> = r
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        s.push_str(cells.join("  ").trim_end());
+        s.push('\n');
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -319,3 +319,71 @@ fn doctor_summarizes_repeated_warnings_and_counts_files_one_way() {
     );
     assert!(fixed.stdout.contains("1 repaired"), "{}", fixed.stdout);
 }
+
+#[test]
+fn seed_commands_share_one_verb_set_and_take_id_prefixes() {
+    let env = TestEnv::new();
+    let src = std::fs::read_to_string(
+        common::fixtures().join("seeds/jido_code/persistence-format-example.json"),
+    )
+    .unwrap();
+    let dir = env.home().join("jido");
+    let project = env.home().join("proj");
+    std::fs::create_dir_all(&project).unwrap();
+    for (id, name) in [
+        ("550e8400-e29b-41d4-a716-446655440000", "first"),
+        ("550e8400-ffff-41d4-a716-446655440001", "second"),
+        ("77aa0000-e29b-41d4-a716-446655440002", "third"),
+    ] {
+        let doc = src
+            .replacen("550e8400-e29b-41d4-a716-446655440000", id, 1)
+            .replacen("\"my-project\"", &format!("\"{name}\""), 1)
+            .replace(
+                "/home/user/projects/my-project",
+                &project.display().to_string(),
+            );
+        env.write(&format!("jido/{id}.json"), doc.as_bytes());
+    }
+    let d = dir.display().to_string();
+    let ls = env.run(&["seed", "jido", "ls", "--dir", &d]);
+    assert_eq!(ls.status, 0, "{}", ls.stderr);
+    let lines: Vec<&str> = ls.stdout.lines().collect();
+    assert!(lines[0].starts_with("closed "), "a header: {}", ls.stdout);
+    assert_eq!(lines.len(), 4, "{}", ls.stdout);
+    let col = |l: &str| l.find("550e8400").or_else(|| l.find("77aa0000"));
+    let ids: Vec<_> = lines[1..].iter().map(|l| col(l)).collect();
+    assert!(
+        ids.iter().all(|c| c.is_some() && *c == ids[0]),
+        "ids in one column:\n{}",
+        ls.stdout
+    );
+    // The old verb still works.
+    assert_eq!(
+        env.run(&["seed", "jido", "list", "--dir", &d]).stdout,
+        ls.stdout
+    );
+    // A unique prefix names a session; an ambiguous one lists the candidates.
+    let show = env.run(&["seed", "jido", "show", "77aa", "--dir", &d]);
+    assert_eq!(show.status, 0, "{}", show.stderr);
+    assert!(show.stdout.contains("third"), "{}", show.stdout);
+    let amb = env.run(&["seed", "jido", "show", "550e8400", "--dir", &d]);
+    assert_eq!(amb.status, 1);
+    assert!(
+        amb.stderr.contains("ambiguous") && amb.stderr.contains("550e8400-ffff"),
+        "{}",
+        amb.stderr
+    );
+    let rm = env.run(&["seed", "jido", "rm", "550e8400-f", "--dir", &d]);
+    assert_eq!(rm.status, 0, "{}", rm.stderr);
+    assert!(!dir
+        .join("550e8400-ffff-41d4-a716-446655440001.json")
+        .exists());
+    assert!(dir
+        .join("550e8400-e29b-41d4-a716-446655440000.json")
+        .exists());
+    // codelia and acpx list with `ls` too.
+    for system in ["codelia", "acpx"] {
+        let r = env.run(&["seed", system, "ls", "--dir", &d]);
+        assert_eq!(r.status, 0, "{system}: {}", r.stderr);
+    }
+}

@@ -28,7 +28,8 @@ enum Command {
     },
     /// Show a session record: ids, times, the event log state and the
     /// thread.
-    Record {
+    #[command(alias = "record")]
+    Show {
         /// The record id (`<id>.json` in the directory).
         id: String,
         /// The sessions directory (default: ~/.acpx/sessions).
@@ -61,8 +62,16 @@ enum Command {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         Command::Ls { dir, json } => cmd_ls(store(dir), json),
-        Command::Record { id, dir, json } => cmd_record(store(dir), &id, json),
-        Command::Events { id, dir, json } => cmd_events(store(dir), &id, json),
+        Command::Show { id, dir, json } => {
+            let store = store(dir);
+            let id = full_id(&store, &id)?;
+            cmd_record(store, &id, json)
+        }
+        Command::Events { id, dir, json } => {
+            let store = store(dir);
+            let id = full_id(&store, &id)?;
+            cmd_events(store, &id, json)
+        }
         Command::Validate { file } => {
             let text = std::fs::read_to_string(&file)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
@@ -139,6 +148,21 @@ fn summary(id: &str, r: &SessionRecord) -> Value {
         "segments": log.and_then(|l| l.segment_count.get()),
         "lastWriteError": log.and_then(|l| l.last_write_error.get()),
     })
+}
+
+/// Returns the record id that `arg` names (the id, or the only id starting
+/// with it), like session ids everywhere else.
+fn full_id(store: &AcpxStore, arg: &str) -> anyhow::Result<String> {
+    let ids = store.list()?;
+    let id = agentlog_api::resolve::pick_id("acpx", arg, &ids, |id| store.record_path(id))
+        .map_err(anyhow::Error::new)
+        .map_err(|e| {
+            e.context(format!(
+                "no acpx session {arg:?} in {}; `agentlog seed acpx ls` lists them",
+                store.dir().display()
+            ))
+        })?;
+    Ok(id.to_string())
 }
 
 fn cmd_record(store: AcpxStore, id: &str, json: bool) -> anyhow::Result<ExitCode> {

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// codelia run logs: replay a prompt, list runs and resume snapshots.
+/// codelia run logs: list runs and resume snapshots, replay a prompt.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(subcommand)]
@@ -31,18 +31,26 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// List the runs of a sessions directory, oldest first.
-    Runs {
+    /// List the runs of a sessions directory, oldest first (with --states,
+    /// the resume snapshots, most recent first).
+    #[command(alias = "runs")]
+    Ls {
         /// The sessions directory (default: ~/.codelia/sessions, or
         /// $XDG_STATE_HOME/codelia/sessions with CODELIA_LAYOUT=xdg).
+        #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
+        /// List the resume snapshots (`state/<session_id>.json`) instead.
+        #[arg(long)]
+        states: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
-    /// List the resume snapshots (`state/<session_id>.json`), most recent first.
+    /// The same as `ls --states`.
+    #[command(hide = true)]
     States {
-        /// The sessions directory (default as for `runs`).
+        /// The sessions directory.
+        #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
         /// Print JSON.
         #[arg(long)]
@@ -58,8 +66,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             invocation,
             json,
         } => cmd_replay(file, invocation, json),
-        Command::Runs { dir, json } => cmd_runs(dir, json),
-        Command::States { dir, json } => cmd_states(dir, json),
+        Command::Ls {
+            dir,
+            states: false,
+            json,
+        } => cmd_runs(dir, json),
+        Command::Ls {
+            dir,
+            states: true,
+            json,
+        }
+        | Command::States { dir, json } => cmd_states(dir, json),
     }
 }
 

@@ -1,12 +1,13 @@
 use crate::out;
 use agentlog_store::jido::JidoStore;
+use anyhow::Context;
 use clap::Subcommand;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// jido_code session files: list, restore, delete and clear them.
+/// jido_code session files: list, show (restore-check), remove and clear them.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The sessions directory (default: ~/.jido_code/sessions).
@@ -22,17 +23,20 @@ pub struct Args {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// List the saved sessions, most recently closed first.
-    List,
+    #[command(alias = "list")]
+    Ls,
     /// Check a saved session as /resume would: migrate it to the current
     /// version, validate it and check its project directory. The file is
     /// not changed.
-    Restore {
-        /// The session id (the file name without `.json`).
+    #[command(alias = "restore")]
+    Show {
+        /// The session id or a prefix of it (the file name without `.json`).
         id: String,
     },
     /// Delete one saved session.
-    Delete {
-        /// The session id.
+    #[command(alias = "delete")]
+    Rm {
+        /// The session id or a prefix of it.
         id: String,
     },
     /// Delete every saved session (`*.json`) of the directory.
@@ -52,11 +56,38 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| JidoStore::default_dir(&env.home));
     let store = JidoStore::new(dir).with_home(env.home.clone());
     match args.command {
-        Command::List => cmd_list(&store, args.json),
-        Command::Restore { id } => cmd_restore(&store, &id, args.json),
-        Command::Delete { id } => cmd_delete(&store, &id, args.json),
+        Command::Ls => cmd_list(&store, args.json),
+        Command::Show { id } => cmd_restore(&store, &full_id(&store, &id)?, args.json),
+        Command::Rm { id } => cmd_delete(&store, &full_id(&store, &id)?, args.json),
         Command::Clear { yes } => cmd_clear(&store, yes, args.json),
     }
+}
+
+/// Returns the saved session's id that `arg` names (the id, or the only id
+/// starting with it), like session ids everywhere else.
+fn full_id(store: &JidoStore, arg: &str) -> anyhow::Result<String> {
+    let listing = store.list_persisted()?;
+    let ids: Vec<&str> = listing
+        .sessions
+        .iter()
+        .map(|s| s.id.as_str())
+        .chain(
+            listing
+                .skipped
+                .iter()
+                .filter_map(|(p, _)| p.file_stem().and_then(|s| s.to_str())),
+        )
+        .collect();
+    let id = agentlog_api::resolve::pick_id("jido", arg, &ids, |id| {
+        store.path_of(id).unwrap_or_default()
+    })
+    .with_context(|| {
+        format!(
+            "no saved jido session {arg:?} in {}; `agentlog seed jido ls` lists them",
+            store.dir().display()
+        )
+    })?;
+    Ok(id.to_string())
 }
 
 fn cmd_list(store: &JidoStore, as_json: bool) -> anyhow::Result<ExitCode> {
@@ -72,18 +103,19 @@ fn cmd_list(store: &JidoStore, as_json: bool) -> anyhow::Result<ExitCode> {
         crate::eprintln_clean!("no saved jido sessions in {}", store.dir().display());
         return Ok(ExitCode::SUCCESS);
     }
-    let mut s = String::new();
-    for (i, x) in listing.sessions.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "{:>3}  {:<25}  {:<36}  {}  {}",
-            i + 1,
-            x.closed_at,
-            x.id,
-            x.name,
-            x.project_path.as_deref().unwrap_or("")
-        );
-    }
+    let rows: Vec<[String; 4]> = listing
+        .sessions
+        .iter()
+        .map(|x| {
+            [
+                x.closed_at.clone(),
+                x.id.clone(),
+                x.name.clone(),
+                x.project_path.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    let s = crate::out::table(&["closed", "id", "name", "project"], &rows);
     out::print(&s)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -133,7 +165,7 @@ fn cmd_delete(store: &JidoStore, id: &str, as_json: bool) -> anyhow::Result<Exit
     let path = store.path_of(id)?;
     if !store.delete(id)? {
         anyhow::bail!(
-            "no saved session {id:?} in {}; `agentlog seed jido list` shows them",
+            "no saved session {id:?} in {}; `agentlog seed jido ls` lists them",
             store.dir().display()
         );
     }
