@@ -647,3 +647,42 @@ fn a_header_only_sibling_left_by_a_later_resume_is_not_another_session() {
         ]
     );
 }
+
+#[test]
+fn a_rewritten_history_reads_each_thought_and_call_once() {
+    // Gemini CLI 0.61 resumed this session and rewrote its history with
+    // `$set` of raw API parts, repeating each turn's thoughts and function
+    // calls in `content` beside `thoughts` and `toolCalls`.
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../harness/fixtures/gemini-0.61.0.jsonl");
+    let read = gemini().read_path(&p).unwrap();
+    let s = &read.session;
+    let mut calls = Vec::new();
+    let mut thoughts = Vec::new();
+    for e in s.active_branch() {
+        let Some(m) = e.message() else { continue };
+        for b in &m.content {
+            match &b.kind {
+                agentlog_model::BlockKind::ToolCall { id, .. } => calls.push(id.clone()),
+                agentlog_model::BlockKind::Thinking { text, .. } => thoughts.push(text.clone()),
+                _ => {}
+            }
+        }
+    }
+    let mut unique = calls.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(calls.len(), unique.len(), "a call read twice: {calls:?}");
+    assert!(!calls.is_empty());
+    let mut t = thoughts.clone();
+    t.dedup();
+    assert_eq!(t, thoughts, "a thought read twice: {thoughts:?}");
+    // And the file is still written back as it was.
+    let mut out = Vec::new();
+    gemini().write(s, &mut out).unwrap();
+    let lines = |b: &[u8]| -> Vec<Value> {
+        b.split(|c| *c == b'\n')
+            .filter_map(|l| serde_json::from_slice(l).ok())
+            .collect()
+    };
+    assert_eq!(lines(&out), lines(&std::fs::read(&p).unwrap()));
+}

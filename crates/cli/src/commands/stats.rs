@@ -148,10 +148,10 @@ fn explain_table(rows: &[ExplainRow], source: &str) -> String {
             r.session_id.chars().take(8).collect(),
             r.line.map_or("-".to_string(), |l| l.to_string()),
             sanitize(r.model.as_deref().unwrap_or("unknown")),
-            r.input.to_string(),
-            r.output.to_string(),
-            r.cache_read.to_string(),
-            r.cache_write.to_string(),
+            out::group(r.input),
+            out::group(r.output),
+            out::group(r.cache_read),
+            out::group(r.cache_write),
             sanitize(&price),
             r.cost_usd.map_or("?".to_string(), |c| format!("${c:.6}")),
         ]);
@@ -174,8 +174,8 @@ fn explain_table(rows: &[ExplainRow], source: &str) -> String {
         s.push('\n');
     }
     s.push_str(&format!(
-        "{} responses, ${total:.2}{}\n{source}\n",
-        rows.len(),
+        "{}, ${total:.2}{}\n{source}\n",
+        out::count(rows.len() as u64, "response"),
         if unknown > 0 {
             format!(" + {unknown} of unknown cost")
         } else {
@@ -213,12 +213,12 @@ fn table(by: &str, rows: &[StatRow], total: &StatRow) -> String {
     let line = |r: &StatRow| {
         [
             agentlog_formats::render::sanitize::sanitize_line(&r.key).into_owned(),
-            r.responses.to_string(),
-            r.input.to_string(),
-            r.output.to_string(),
-            r.cache_read.to_string(),
-            r.cache_write.to_string(),
-            r.total.to_string(),
+            out::group(r.responses),
+            out::group(r.input),
+            out::group(r.output),
+            out::group(r.cache_read),
+            out::group(r.cache_write),
+            out::group(r.total),
             cost(r),
         ]
     };
@@ -249,8 +249,13 @@ fn table(by: &str, rows: &[StatRow], total: &StatRow) -> String {
     }
     if total.unpriced_responses > 0 {
         s.push_str(&format!(
-            "? = {} responses of models without a known price are not in the cost\n",
-            total.unpriced_responses
+            "? = {} of models without a known price {} not in the cost\n",
+            out::count(total.unpriced_responses, "response"),
+            if total.unpriced_responses == 1 {
+                "is"
+            } else {
+                "are"
+            }
         ));
     }
     s

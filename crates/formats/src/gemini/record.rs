@@ -102,6 +102,11 @@ pub(super) fn record_message(rec: &Map<String, Value>) -> Option<(Message, Optio
     if ts.is_some() {
         rest.remove("timestamp");
     }
+    // A history Gemini CLI rewrote (`$set` of raw API parts) repeats the
+    // thoughts and tool calls of a model turn in `content`: those parts stay
+    // in the record's extras, written back as they were, and are read once.
+    let repeated = matches!(rest.get("content"), Some(Value::Array(parts))
+        if raw_parts_repeated(parts, &rest));
     let mut m = Message::new(role.clone());
     if let Some(Value::Array(thoughts)) = rest.get("thoughts").cloned() {
         if !thoughts.is_empty() {
@@ -112,6 +117,7 @@ pub(super) fn record_message(rec: &Map<String, Value>) -> Option<(Message, Optio
         }
     }
     match rest.get("content").cloned() {
+        _ if repeated => {}
         Some(Value::String(s)) => {
             rest.remove("content");
             m.content_is_text = true;
@@ -145,6 +151,40 @@ pub(super) fn record_message(rec: &Map<String, Value>) -> Option<(Message, Optio
     }
     m.extra = rest;
     Some((m, ts))
+}
+
+/// True when every part of `parts` is a raw thought or function call that
+/// the record's `thoughts` or `toolCalls` also hold (and there is one).
+fn raw_parts_repeated(parts: &[Value], rec: &Map<String, Value>) -> bool {
+    let thoughts: Vec<&str> = match rec.get("thoughts") {
+        Some(Value::Array(t)) => t
+            .iter()
+            .filter_map(|t| t.get("description").and_then(Value::as_str))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let calls: Vec<&Value> = match rec.get("toolCalls") {
+        Some(Value::Array(c)) => c.iter().collect(),
+        _ => Vec::new(),
+    };
+    if parts.is_empty() || (thoughts.is_empty() && calls.is_empty()) {
+        return false;
+    }
+    parts.iter().all(|p| {
+        if p.get("thought") == Some(&Value::Bool(true)) {
+            let text = p.get("text").and_then(Value::as_str).unwrap_or_default();
+            thoughts
+                .iter()
+                .any(|d| text == *d || text.ends_with(&format!("\n\n{d}")))
+        } else if let Some(fc) = p.get("functionCall") {
+            calls.iter().any(|c| match fc.get("id") {
+                Some(id) => c.get("id") == Some(id),
+                None => c.get("name") == fc.get("name") && c.get("args") == fc.get("args"),
+            })
+        } else {
+            false
+        }
+    })
 }
 
 fn thought_block(t: Value) -> Option<Block> {
