@@ -142,7 +142,12 @@ fn convert_pi_to_claude_and_back_keeps_the_conversation() {
         &claude.display().to_string(),
     ]);
     assert_eq!(r.status, 0, "{}", r.stderr);
-    assert!(r.stderr.contains("claude cannot hold:"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("claude cannot hold, so the converted session lacks:"),
+        "{}",
+        r.stderr
+    );
     // Every user and assistant text of the active branch survives.
     let texts = |path: &str| -> Vec<String> {
         let r = env.run(&["show", path, "--json"]);
