@@ -127,32 +127,52 @@ pub fn list(
     opts: &ListOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Listing, ApiError> {
+    if opts.source == Source::Index {
+        let (index, _) = crate::refresh::refreshed(settings, &mut |_| {})?;
+        return list_in(settings, opts, &index);
+    }
     let formats = settings.formats(&opts.agents)?;
     let mut listing = Listing {
         looked_in: looked_in(settings, &formats),
         ..Listing::default()
     };
-    let mut skipped = 0;
-    let mut rows = match opts.source {
-        Source::Files => {
-            let report = discover_report(&settings.env, Some(&formats));
-            listing
-                .warnings
-                .extend(report.diagnostics.iter().map(ToString::to_string));
-            let (rows, old) = from_files(
-                &report.found,
-                opts.since_ms,
-                &mut listing.warnings,
-                progress,
-            );
-            skipped = old;
-            rows
-        }
-        Source::Index => {
-            let (index, _) = crate::refresh::refreshed(settings, &mut |_| {})?;
-            from_index(&index, &formats)?
-        }
+    let report = discover_report(&settings.env, Some(&formats));
+    listing
+        .warnings
+        .extend(report.diagnostics.iter().map(ToString::to_string));
+    let (rows, skipped) = from_files(
+        &report.found,
+        opts.since_ms,
+        &mut listing.warnings,
+        progress,
+    );
+    Ok(finish(listing, rows, skipped, opts))
+}
+
+/// Returns the sessions matching `opts` from the catalog of `backend` (an
+/// index already opened and refreshed, or a team database), newest first.
+pub fn list_in(
+    settings: &Settings,
+    opts: &ListOptions,
+    backend: &dyn Backend,
+) -> Result<Listing, ApiError> {
+    let formats = settings.formats(&opts.agents)?;
+    let listing = Listing {
+        looked_in: looked_in(settings, &formats),
+        ..Listing::default()
     };
+    let rows = from_index(backend, &formats)?;
+    Ok(finish(listing, rows, 0, opts))
+}
+
+/// Filters, sorts and cuts `rows` as `opts` asks, saying which filter
+/// emptied the list.
+fn finish(
+    mut listing: Listing,
+    mut rows: Vec<SessionSummary>,
+    skipped: usize,
+    opts: &ListOptions,
+) -> Listing {
     listing.emptied_by = if rows.is_empty() && skipped == 0 {
         Some(EmptiedBy::Agents {
             agents: opts.agents.clone(),
@@ -190,7 +210,7 @@ pub fn list(
         rows.truncate(n);
     }
     listing.sessions = rows;
-    Ok(listing)
+    listing
 }
 
 fn looked_in(settings: &Settings, formats: &[String]) -> Vec<PathBuf> {

@@ -180,22 +180,6 @@ impl Index {
         rows.map(|r| r.at(&self.path)).collect()
     }
 
-    /// Returns the path and format of sessions whose id starts with `id`
-    /// (for `agentlog show ID`).
-    pub fn find_session(&self, id: &str) -> Result<Vec<(String, String, String)>, IndexError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT session_id, path, format FROM sessions
-                 WHERE substr(session_id, 1, length(?1)) = ?1 ORDER BY updated_ms DESC",
-            )
-            .at(&self.path)?;
-        let rows = stmt
-            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .at(&self.path)?;
-        rows.map(|r| r.at(&self.path)).collect()
-    }
-
     /// Returns the sessions whose id starts with `p.prefix`: the exact id
     /// first, then the most recently updated.
     pub fn resolve(

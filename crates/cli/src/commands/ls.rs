@@ -70,8 +70,8 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
                 .map(PathBuf::from),
             roots: args.roots.clone(),
         };
-        crate::commands::index::refreshed(&loc)?;
-        agentlog_api::list::list(&loc.resolve()?, &opts, &|_, _| {})?
+        let index = crate::commands::index::refreshed(&loc)?;
+        agentlog_api::list::list_in(&loc.resolve()?, &opts, &index)?
     } else {
         let bar = progress_bar();
         let l = agentlog_api::list::list(&settings, &opts, &|done, total| {
