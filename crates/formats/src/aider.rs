@@ -22,7 +22,7 @@
 //! The session's cwd is the file's directory. Reading only: the format has
 //! no ids or structure to write back losslessly.
 
-use crate::discover::{list_dirs, DiscoverEnv};
+use crate::env::{list_dirs, DiscoverEnv};
 use crate::{Format, FormatError, Read};
 use agentlog_model::{
     Agent, Block, Entry, EntryKind, Message, Role, Session, SessionMeta, Timestamp, Usage,

@@ -16,7 +16,7 @@
 //!
 //! Reading only (the CLI resumes only interactively).
 
-use crate::discover::{list_dirs, DiscoverEnv};
+use crate::env::{list_dirs, DiscoverEnv};
 use crate::{Diagnostic, Format, FormatError, Read};
 use agentlog_model::{
     Agent, Block, BlockKind, Entry, EntryKind, Extra, Message, Role, Session, SessionMeta,

@@ -49,7 +49,7 @@ pub trait Format: Send + Sync {
     /// Returns the sessions of this format found on the machine described by
     /// `env` (default locations, the agent's own environment overrides, or
     /// the roots `env` names for this format).
-    fn discover(&self, env: &crate::discover::DiscoverEnv) -> Vec<std::path::PathBuf> {
+    fn discover(&self, env: &crate::env::DiscoverEnv) -> Vec<std::path::PathBuf> {
         let _ = env;
         Vec::new()
     }
@@ -92,7 +92,7 @@ pub trait Format: Send + Sync {
     fn resume_plan(
         &self,
         session: &Session,
-        env: &crate::discover::DiscoverEnv,
+        env: &crate::env::DiscoverEnv,
     ) -> Result<ResumePlan, FormatError> {
         let _ = (session, env);
         Err(FormatError::Unsupported {

@@ -16,6 +16,9 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// How many bytes of a file detection looks at.
+pub const HEAD_BYTES: usize = 64 * 1024;
+
 /// The default cap on one input file: 4 GiB.
 pub const DEFAULT_MAX_BYTES: u64 = 4 << 30;
 

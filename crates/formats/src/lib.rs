@@ -27,6 +27,7 @@
 pub mod diag;
 pub mod discover;
 pub mod drift;
+pub mod env;
 pub mod error;
 pub mod fidelity;
 pub mod format;

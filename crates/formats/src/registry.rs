@@ -42,8 +42,7 @@ pub fn names() -> String {
         .join(", ")
 }
 
-/// How many bytes of a file detection looks at.
-pub const HEAD_BYTES: usize = 64 * 1024;
+pub use crate::input::HEAD_BYTES;
 
 /// Returns the format that is surest `path` is its own.
 pub fn detect(path: &Path) -> Result<&'static dyn Format, FormatError> {

@@ -37,6 +37,7 @@ pub mod extract;
 pub mod files;
 mod lockfile;
 mod page;
+mod parsed;
 pub mod prices;
 mod query;
 mod schema;

@@ -2,8 +2,9 @@
 //! parse in parallel, write from one thread in few transactions.
 
 use crate::error::SqlContext;
-use crate::extract::{self, Extracted};
+use crate::extract;
 use crate::files::{self, FileStat, FileState};
+use crate::parsed::{Job, Outcome, Parsed};
 use crate::{writer, Index, IndexError};
 use agentlog_formats::discover::Found;
 use agentlog_formats::registry;
@@ -77,43 +78,6 @@ impl Plan {
     pub fn is_empty(&self) -> bool {
         self.jobs.is_empty() && self.removed.is_empty()
     }
-}
-
-#[derive(Clone, Debug)]
-pub(crate) struct Job {
-    pub path: PathBuf,
-    pub format: &'static str,
-    pub stat: FileStat,
-    /// The stored state, when the file was indexed before.
-    pub state: Option<FileState>,
-    /// True when the file may have grown by appends only.
-    pub try_tail: bool,
-}
-
-/// A file read by a worker, ready for the writer.
-pub(crate) struct Parsed {
-    pub job: Job,
-    pub outcome: Outcome,
-}
-
-pub(crate) enum Outcome {
-    /// The whole file was read.
-    Full {
-        extracted: Extracted,
-        state: FileState,
-        diagnostics: u64,
-        bytes: u64,
-    },
-    /// The tail was read; documents from `from_line` on are replaced.
-    Tail {
-        extracted: Extracted,
-        from_line: u64,
-        state: FileState,
-        diagnostics: u64,
-        bytes: u64,
-    },
-    /// The file could not be read.
-    Failed { message: String, state: FileState },
 }
 
 impl Index {

@@ -4,7 +4,7 @@
 use crate::error::SqlContext;
 use crate::extract::{Doc, Extracted};
 use crate::files::FileState;
-use crate::update::{Outcome, Parsed};
+use crate::parsed::{Outcome, Parsed};
 use crate::IndexError;
 use agentlog_model::Counted;
 use rusqlite::{params, Connection, OptionalExtension};

@@ -199,14 +199,14 @@ impl Format for AcpxFormat {
         0
     }
 
-    fn discover(&self, env: &crate::discover::DiscoverEnv) -> Vec<PathBuf> {
+    fn discover(&self, env: &crate::env::DiscoverEnv) -> Vec<PathBuf> {
         let roots = match env.roots_for("acpx") {
             Some(r) => r.to_vec(),
             None => vec![sessions_dir(&env.home)],
         };
         let mut out = Vec::new();
         for root in roots {
-            out.extend(crate::discover::walk_files(&root, 0, &|p: &Path| {
+            out.extend(crate::env::walk_files(&root, 0, &|p: &Path| {
                 let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
                 name.ends_with(".json") && !name.starts_with('.') && name != "index.json"
             }));

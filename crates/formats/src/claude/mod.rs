@@ -18,7 +18,7 @@ mod read;
 mod wire;
 mod write;
 
-use crate::discover::DiscoverEnv;
+use crate::env::DiscoverEnv;
 use crate::{Fidelity, Format, FormatError, Read, ResumePlan};
 use agentlog_model::{Agent, Session};
 use serde_json::Value;
@@ -113,7 +113,7 @@ impl Format for ClaudeFormat {
         };
         let mut out = Vec::new();
         for root in roots {
-            out.extend(crate::discover::walk_files(&root, 3, &|p: &Path| {
+            out.extend(crate::env::walk_files(&root, 3, &|p: &Path| {
                 is_session_file(p)
             }));
         }
@@ -255,7 +255,7 @@ pub fn subagent_files(session_path: &Path) -> Vec<PathBuf> {
     };
     let nested = session_path.with_extension("").join("subagents");
     if nested.is_dir() {
-        out.extend(crate::discover::walk_files(&nested, 4, &is_agent));
+        out.extend(crate::env::walk_files(&nested, 4, &is_agent));
     }
     let id = session_path
         .file_stem()
@@ -282,7 +282,7 @@ fn first_session_id(path: &Path) -> Option<String> {
     use std::io::Read as _;
     let f = std::fs::File::open(path).ok()?;
     let mut head = Vec::new();
-    f.take(crate::registry::HEAD_BYTES as u64)
+    f.take(crate::input::HEAD_BYTES as u64)
         .read_to_end(&mut head)
         .ok()?;
     let id = crate::jsonl::lines(&head)

@@ -46,7 +46,7 @@ pub use header::SCHEMA_VERSION;
 pub use record::{outcome_str, ENTRY_RECORD, RECORD_TYPES, STATUSES};
 pub use state::{is_state, LAYOUT_KEY, LAYOUT_STATE};
 
-use crate::discover::{walk_files, DiscoverEnv};
+use crate::env::{walk_files, DiscoverEnv};
 use crate::jsonl;
 use crate::{Diagnostic, Fidelity, Format, FormatError, Read};
 use agentlog_model::{Agent, Entry, EntryKind, Session, SessionMeta, Timestamp};

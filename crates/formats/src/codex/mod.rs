@@ -66,7 +66,7 @@ mod read;
 mod usage;
 mod write;
 
-use crate::discover::{walk_files, DiscoverEnv};
+use crate::env::{walk_files, DiscoverEnv};
 use crate::{Fidelity, Format, FormatError, Read, ResumePlan};
 use agentlog_model::{Agent, Session};
 use std::collections::HashSet;

@@ -41,7 +41,7 @@
 mod read;
 mod write;
 
-use crate::discover::{list_dirs, walk_files, DiscoverEnv};
+use crate::env::{list_dirs, walk_files, DiscoverEnv};
 use crate::{Fidelity, Format, FormatError, Read, ResumePlan};
 use agentlog_model::{Agent, Session};
 use std::io::Write;

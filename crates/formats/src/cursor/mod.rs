@@ -20,7 +20,7 @@ mod proto;
 mod store;
 mod transcript;
 
-use crate::discover::{list_dirs, walk_files, DiscoverEnv};
+use crate::env::{list_dirs, walk_files, DiscoverEnv};
 use crate::{Format, FormatError, Read};
 use agentlog_model::Agent;
 use std::collections::HashSet;

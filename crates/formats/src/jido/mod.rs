@@ -29,7 +29,7 @@
 
 pub mod schema;
 
-use crate::discover::{walk_files, DiscoverEnv};
+use crate::env::{walk_files, DiscoverEnv};
 use crate::{Diagnostic, Fidelity, Format, FormatError, Read};
 use agentlog_model::{
     Agent, BlockKind, Entry, EntryKind, Extra, Message, ModelConfig, Role, Session, SessionMeta,

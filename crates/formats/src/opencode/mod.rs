@@ -36,7 +36,7 @@
 
 mod read;
 
-use crate::discover::DiscoverEnv;
+use crate::env::DiscoverEnv;
 use crate::member::{member_path, split_member};
 use crate::{Format, FormatError, Read};
 use agentlog_model::Agent;
@@ -143,7 +143,7 @@ impl Format for OpenCodeFormat {
             let dbs: Vec<PathBuf> = if root.is_file() {
                 vec![root]
             } else {
-                crate::discover::walk_files(&root, 0, &|p| {
+                crate::env::walk_files(&root, 0, &|p| {
                     p.file_name()
                         .and_then(|n| n.to_str())
                         .is_some_and(|n| self.is_db_name(n))
@@ -152,7 +152,7 @@ impl Format for OpenCodeFormat {
             for db in dbs {
                 match read::session_ids(&db) {
                     Ok(ids) => out.extend(ids.iter().map(|id| member_path(&db, id))),
-                    Err(e) => crate::discover::note_problem(e.to_diagnostic(&db)),
+                    Err(e) => crate::env::note_problem(e.to_diagnostic(&db)),
                 }
             }
         }

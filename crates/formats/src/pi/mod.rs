@@ -41,7 +41,7 @@ mod write;
 pub use paths::{encode_cwd, session_file_name};
 pub use read::{entry_from_record, message_from_value, meta_from_header, Ids};
 
-use crate::discover::DiscoverEnv;
+use crate::env::DiscoverEnv;
 use crate::jsonl;
 use crate::{Diagnostic, Fidelity, Format, FormatError, Read, ResumePlan};
 use agentlog_model::{Agent, EntryKind, Session, SessionMeta};
@@ -133,7 +133,7 @@ impl Format for PiFormat {
         };
         let mut out = Vec::new();
         for root in roots {
-            out.extend(crate::discover::walk_files(&root, 2, &|p| {
+            out.extend(crate::env::walk_files(&root, 2, &|p| {
                 p.extension().is_some_and(|e| e == "jsonl")
             }));
         }

@@ -1,6 +1,6 @@
 //! Where pi keeps sessions and how it names them.
 
-use crate::discover::DiscoverEnv;
+use crate::env::DiscoverEnv;
 use crate::{FormatError, ResumePlan};
 use agentlog_model::{Session, Timestamp};
 use std::path::PathBuf;

@@ -150,7 +150,7 @@ impl Format for SpecStoryFormat {
         0
     }
 
-    fn discover(&self, env: &crate::discover::DiscoverEnv) -> Vec<PathBuf> {
+    fn discover(&self, env: &crate::env::DiscoverEnv) -> Vec<PathBuf> {
         // SpecStory keeps its files inside each project (`.specstory/`), so
         // only roots named for this format are searched.
         let Some(roots) = env.roots_for("specstory") else {
@@ -158,7 +158,7 @@ impl Format for SpecStoryFormat {
         };
         let mut out = Vec::new();
         for root in roots {
-            out.extend(crate::discover::walk_files(root, 6, &|p: &Path| {
+            out.extend(crate::env::walk_files(root, 6, &|p: &Path| {
                 let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
                 let in_history = p
                     .parent()

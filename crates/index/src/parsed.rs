@@ -1,0 +1,44 @@
+//! What the parallel readers of an update hand to the single writer: the
+//! file to index and what reading it gave. Both the update pipeline and
+//! the writer depend on these; neither depends on the other's internals.
+
+use crate::extract::Extracted;
+use crate::files::{FileStat, FileState};
+use std::path::PathBuf;
+
+#[derive(Clone, Debug)]
+pub(crate) struct Job {
+    pub path: PathBuf,
+    pub format: &'static str,
+    pub stat: FileStat,
+    /// The stored state, when the file was indexed before.
+    pub state: Option<FileState>,
+    /// True when the file may have grown by appends only.
+    pub try_tail: bool,
+}
+
+/// A file read by a worker, ready for the writer.
+pub(crate) struct Parsed {
+    pub job: Job,
+    pub outcome: Outcome,
+}
+
+pub(crate) enum Outcome {
+    /// The whole file was read.
+    Full {
+        extracted: Extracted,
+        state: FileState,
+        diagnostics: u64,
+        bytes: u64,
+    },
+    /// The tail was read; documents from `from_line` on are replaced.
+    Tail {
+        extracted: Extracted,
+        from_line: u64,
+        state: FileState,
+        diagnostics: u64,
+        bytes: u64,
+    },
+    /// The file could not be read.
+    Failed { message: String, state: FileState },
+}
