@@ -37,6 +37,7 @@ pub mod refresh;
 pub mod resolve;
 pub mod resume;
 pub mod settings;
+pub mod validate;
 pub mod walk;
 
 pub use error::{is_usage_index, ApiError, Candidate};

@@ -99,7 +99,7 @@ fn validate_names_the_line_of_a_broken_record() {
         "{out}"
     );
     assert!(out.contains("warning[torn-tail]"), "{out}");
-    assert!(out.contains("FAILED (pi, 1 errors"), "{out}");
+    assert!(out.contains("FAILED (pi, 1 error,"), "{out}");
 }
 
 #[test]
