@@ -36,6 +36,7 @@ pub mod output;
 pub mod refresh;
 pub mod resolve;
 pub mod resume;
+pub mod secrets;
 pub mod settings;
 pub mod validate;
 pub mod walk;

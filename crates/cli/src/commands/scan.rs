@@ -1,9 +1,6 @@
-use crate::{config, load, out};
-use agentlog_api::list::{par_map, read_found};
-use agentlog_formats::discover::{discover_report, Found};
+use crate::{config, out};
+use agentlog_api::secrets::{scan, Leak, ScanParams};
 use agentlog_formats::render::sanitize::sanitize_line;
-use agentlog_redact::{Finding, Redactor};
-use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -29,85 +26,32 @@ pub struct Args {
     pub json: bool,
 }
 
-/// One secret found, for `--json`.
-#[derive(Debug, Serialize)]
-struct Row {
-    kind: String,
-    session: String,
-    agent: String,
-    path: PathBuf,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    entry: Option<String>,
-    field: String,
-    fingerprint: String,
-}
-
-fn rows(path: &std::path::Path, read: &agentlog_formats::Read, r: &Redactor) -> Vec<Row> {
-    let s = &read.session;
-    r.scan_session(s)
-        .findings
-        .into_iter()
-        .map(|f: Finding| Row {
-            kind: f.kind,
-            session: s.meta.id.clone(),
-            agent: s.meta.agent.to_string(),
-            path: path.to_path_buf(),
-            entry: f.location.entry,
-            field: f.location.field,
-            fingerprint: f.fingerprint,
-        })
-        .collect()
-}
-
 /// Runs `agentlog scan`.
 pub fn cmd_scan(args: Args) -> anyhow::Result<ExitCode> {
-    let redactor = Redactor::builtin()?;
-    let mut found: Vec<Row> = Vec::new();
-    let mut warnings: Vec<String> = Vec::new();
-    let scanned;
-    if args.sessions.is_empty() {
-        let settings = config::settings(&args.roots)?;
-        let formats = settings.formats(&args.agent)?;
-        let report = discover_report(&settings.env, Some(&formats));
-        warnings.extend(report.diagnostics.iter().map(ToString::to_string));
-        let results = par_map(&report.found, &|_, _| {}, |f: &Found| {
-            read_found(f).map(|read| rows(&f.path, &read, redactor))
-        });
-        scanned = report.found.len();
-        for (f, r) in report.found.iter().zip(results) {
-            match r {
-                Some(Ok(mut rs)) => found.append(&mut rs),
-                Some(Err(e)) => warnings.push(format!("{e:#}")),
-                None => warnings.push(format!(
-                    "{}: the {} reader failed on this file; please report it",
-                    f.path.display(),
-                    f.format
-                )),
-            }
-        }
-    } else {
-        scanned = args.sessions.len();
-        for arg in &args.sessions {
-            let (path, _format, read) = load::read(arg, None)?;
-            found.extend(rows(&path, &read, redactor));
-        }
-    }
-    for w in &warnings {
-        eprintln!("agentlog: warning: {w}");
+    let settings = config::settings(&args.roots)?;
+    let found = scan(
+        &settings,
+        &ScanParams {
+            sessions: args.sessions.clone(),
+            agents: args.agent.clone(),
+        },
+    )?;
+    for w in &found.warnings {
+        crate::eprintln_clean!("agentlog: warning: {w}");
     }
     if args.json {
-        out::print_json(&found)?;
+        out::print_json(&found.findings)?;
     } else {
-        out::print(&table(&found, scanned))?;
+        out::print(&table(&found.findings, found.scanned))?;
     }
-    Ok(if found.is_empty() {
+    Ok(if found.findings.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
 }
 
-fn table(rows: &[Row], scanned: usize) -> String {
+fn table(rows: &[Leak], scanned: usize) -> String {
     let mut text = String::new();
     let kind_w = rows.iter().map(|r| r.kind.len()).max().unwrap_or(4).max(4);
     if !rows.is_empty() {

@@ -1,0 +1,231 @@
+//! Secrets in sessions: finding them everywhere (`agentlog scan`) and
+//! rewriting one session file without them (`agentlog scrub`).
+//!
+//! Findings never hold a secret, only its kind, where it is and a short
+//! fingerprint. A scrub keeps the original as a private backup beside the
+//! file, writes the new file atomically, and refuses when the result would
+//! read worse than the original or the file changed meanwhile.
+//!
+//! ```
+//! use agentlog_api::secrets::{scan, ScanParams};
+//! use agentlog_api::Settings;
+//! # let home = tempfile::tempdir()?;
+//! # agentlog_api::example::write_claude_session(home.path())?;
+//! let settings = Settings::with_home(home.path());
+//! let found = scan(&settings, &ScanParams::default())?;
+//! assert_eq!(found.scanned, 1);
+//! assert!(found.findings.is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use crate::list::{par_map, read_found};
+use crate::{ApiError, Settings};
+use agentlog_formats::discover::{discover_report, Found};
+use agentlog_formats::{registry, Format, Read, Severity};
+use agentlog_redact::{Finding, Redactor, Report};
+use agentlog_store::snapshot::{create_private, write_atomic};
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// What to scan.
+#[derive(Debug, Clone, Default)]
+pub struct ScanParams {
+    /// Session files, ids or id prefixes; empty: every session found.
+    pub sessions: Vec<String>,
+    /// Only these agents (when scanning everything).
+    pub agents: Vec<String>,
+}
+
+/// One secret found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Leak {
+    /// The detector that found it (`anthropic-api-key`, `jwt`, …).
+    pub kind: String,
+    /// The session's id.
+    pub session: String,
+    /// The session's agent.
+    pub agent: String,
+    /// The session file.
+    pub path: PathBuf,
+    /// The entry it is in, when in one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+    /// The field (`content[0].text`, `meta.title`, …).
+    pub field: String,
+    /// A short fingerprint of the secret (never the secret).
+    pub fingerprint: String,
+}
+
+/// What a scan found.
+#[derive(Debug, Clone, Default)]
+pub struct Scan {
+    /// Every secret found.
+    pub findings: Vec<Leak>,
+    /// How many sessions were scanned.
+    pub scanned: usize,
+    /// Files that could not be read, and places discovery could not look.
+    pub warnings: Vec<String>,
+}
+
+fn leaks(path: &Path, read: &Read, r: &Redactor) -> Vec<Leak> {
+    let s = &read.session;
+    r.scan_session(s)
+        .findings
+        .into_iter()
+        .map(|f: Finding| Leak {
+            kind: f.kind,
+            session: s.meta.id.clone(),
+            agent: s.meta.agent.to_string(),
+            path: path.to_path_buf(),
+            entry: f.location.entry,
+            field: f.location.field,
+            fingerprint: f.fingerprint,
+        })
+        .collect()
+}
+
+/// Lists the secrets in the sessions `params` names (all of them when it
+/// names none), reading files in parallel.
+pub fn scan(settings: &Settings, params: &ScanParams) -> Result<Scan, ApiError> {
+    let redactor = Redactor::builtin().map_err(redact_error)?;
+    let mut out = Scan::default();
+    if params.sessions.is_empty() {
+        let formats = settings.formats(&params.agents)?;
+        let report = discover_report(&settings.env, Some(&formats));
+        out.warnings
+            .extend(report.diagnostics.iter().map(ToString::to_string));
+        let results = par_map(&report.found, &|_, _| {}, |f: &Found| {
+            read_found(f).map(|read| leaks(&f.path, &read, redactor))
+        });
+        out.scanned = report.found.len();
+        for (f, r) in report.found.iter().zip(results) {
+            match r {
+                Some(Ok(mut rs)) => out.findings.append(&mut rs),
+                Some(Err(e)) => out.warnings.push(e.to_string()),
+                None => out.warnings.push(format!(
+                    "{}: the {} reader failed on this file; please report it",
+                    f.path.display(),
+                    f.format
+                )),
+            }
+        }
+    } else {
+        out.scanned = params.sessions.len();
+        for arg in &params.sessions {
+            let (path, _format, read) = crate::resolve::read(settings, arg, None)?;
+            out.findings.extend(leaks(&path, &read, redactor));
+        }
+    }
+    Ok(out)
+}
+
+/// What [`scrub`] did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Scrubbed {
+    /// The session file.
+    pub path: PathBuf,
+    /// Its format.
+    pub format: &'static str,
+    /// True when the file was rewritten.
+    pub written: bool,
+    /// The original, kept beside the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup: Option<PathBuf>,
+    /// What was replaced.
+    pub report: Report,
+    /// Secrets found in the rewritten session that could not be rewritten
+    /// in place.
+    pub remaining: Report,
+}
+
+/// Rewrites the session file at `path` (read as `from`, or detected) with
+/// every secret replaced, keeping the original in a private backup beside
+/// it; with `dry_run`, only reports. Refuses, changing nothing, when the
+/// result would read with more errors or fewer entries than the original,
+/// or when the file changes while being scrubbed.
+pub fn scrub(path: &Path, from: Option<&str>, dry_run: bool) -> Result<Scrubbed, ApiError> {
+    let refuse = |message: String| ApiError::io(path, std::io::Error::other(message));
+    if !path.is_file() {
+        return Err(refuse(
+            "not a session file (scrub rewrites one file; a scan finds the sessions with secrets)"
+                .into(),
+        ));
+    }
+    let format = match from {
+        Some(name) => crate::resolve::format_named(name)?,
+        None => registry::detect(path)?,
+    };
+    let before = std::fs::metadata(path).map_err(|e| ApiError::io(path, e))?;
+    let bytes = agentlog_formats::input::read_file(path)?;
+    let redactor = Redactor::builtin().map_err(redact_error)?;
+    let (scrubbed, report) = redactor
+        .bytes(&bytes)
+        .map_err(|e| refuse(format!("cannot scrub: {e}")))?;
+    // The scrubbed file must read as well as the original did.
+    let (old_errors, old_entries) = errors(format, path, &bytes)?;
+    let (new_errors, new_entries) = errors(format, path, &scrubbed)?;
+    if new_errors > old_errors || new_entries != old_entries {
+        return Err(refuse(format!(
+            "the scrubbed file would not read back as {} ({new_errors} errors instead of {old_errors}, {new_entries} entries instead of {old_entries}); nothing changed",
+            format.name()
+        )));
+    }
+    let remaining = redactor.scan_session(&format.read_bytes(path, &scrubbed)?.session);
+    let write = !report.is_empty() && !dry_run;
+    let mut backup = None;
+    if write {
+        let now = std::fs::metadata(path).map_err(|e| ApiError::io(path, e))?;
+        if now.len() != before.len() || now.modified().ok() != before.modified().ok() {
+            return Err(refuse(
+                "changed while being scrubbed (is an agent writing it?); nothing changed".into(),
+            ));
+        }
+        let b = backup_path(path);
+        let mut f = create_private(&b)?;
+        f.write_all(&bytes)
+            .and_then(|()| f.sync_all())
+            .map_err(|e| ApiError::io(&b, e))?;
+        write_atomic(path, &scrubbed)?;
+        backup = Some(b);
+    }
+    Ok(Scrubbed {
+        path: path.to_path_buf(),
+        format: format.name(),
+        written: write,
+        backup,
+        report,
+        remaining,
+    })
+}
+
+fn redact_error(e: agentlog_redact::RedactError) -> ApiError {
+    ApiError::io("redaction rules", std::io::Error::other(e.to_string()))
+}
+
+/// The error diagnostics and entries of `bytes` read as `format`.
+fn errors(format: &dyn Format, path: &Path, bytes: &[u8]) -> Result<(usize, usize), ApiError> {
+    let read = format.read_bytes(path, bytes)?;
+    let errors = read
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    Ok((errors, read.session.entries.len()))
+}
+
+/// `<file>.agentlog-backup-<time>`, numbered when taken.
+fn backup_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stamp = chrono::Utc::now().format("%Y-%m-%dT%H-%M-%SZ");
+    let mut p = path.with_file_name(format!("{name}.agentlog-backup-{stamp}"));
+    let mut n = 1;
+    while p.symlink_metadata().is_ok() {
+        n += 1;
+        p = path.with_file_name(format!("{name}.agentlog-backup-{stamp}-{n}"));
+    }
+    p
+}
