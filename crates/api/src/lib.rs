@@ -38,6 +38,7 @@ pub mod resolve;
 pub mod resume;
 pub mod secrets;
 pub mod settings;
+pub mod tree;
 pub mod validate;
 pub mod walk;
 

@@ -1,9 +1,5 @@
 use crate::{load, out};
-use agentlog_formats::render::one_line;
 use agentlog_formats::render::sanitize::sanitize_line;
-use agentlog_model::{BlockKind, Entry, EntryKind};
-use serde::Serialize;
-use std::collections::HashMap;
 use std::process::ExitCode;
 
 /// Show the branch structure of a session.
@@ -22,83 +18,22 @@ pub struct Args {
     pub json: bool,
 }
 
-#[derive(Serialize)]
-struct Node<'a> {
-    id: &'a str,
-    parent_id: Option<&'a str>,
-    depth: usize,
-    kind: &'static str,
-    summary: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    label: Option<&'a str>,
-    children: usize,
-    on_active_branch: bool,
-    is_leaf: bool,
-}
-
 /// Runs `agentlog tree`.
 pub fn cmd_tree(args: Args) -> anyhow::Result<ExitCode> {
     let (_path, _format, read) = load::read(&args.session, args.from.as_deref())?;
-    let session = &read.session;
-    let tree = session.tree();
-    let mut labels: HashMap<&str, Option<&str>> = HashMap::new();
-    for e in &session.entries {
-        if let EntryKind::Label { target_id, label } = &e.kind {
-            labels.insert(target_id, label.as_deref());
-        }
-    }
-    let active: std::collections::HashSet<&str> = session
-        .active_branch()
-        .iter()
-        .map(|e| e.id.as_str())
-        .collect();
-    let leaf = session.leaf_id.as_deref();
-    // Indent only below branch points, so a long linear chain stays flat.
-    let mut level: HashMap<&str, usize> = HashMap::new();
-    let nodes: Vec<Node<'_>> = tree
-        .nodes()
-        .into_iter()
-        .map(|n| {
-            let depth = match n
-                .entry
-                .parent_id
-                .as_deref()
-                .and_then(|p| level.get(p).map(|l| (p, *l)))
-            {
-                Some((p, l)) => l + usize::from(tree.children(p).len() > 1),
-                None => 0,
-            };
-            level.insert(&n.entry.id, depth);
-            (n, depth)
-        })
-        .map(|(n, depth)| Node {
-            id: &n.entry.id,
-            parent_id: n.entry.parent_id.as_deref(),
-            depth,
-            kind: n.entry.kind_name(),
-            summary: summary(n.entry),
-            label: labels.get(n.entry.id.as_str()).copied().flatten(),
-            children: tree.children(&n.entry.id).len(),
-            on_active_branch: active.contains(n.entry.id.as_str()),
-            is_leaf: Some(n.entry.id.as_str()) == leaf,
-        })
-        .collect();
+    let t = agentlog_api::tree::layout(&read.session);
     if args.json {
-        out::print_json(&serde_json::json!({
-            "session": session.meta.id,
-            "leaf_id": leaf,
-            "branch_points": tree.branch_points().iter().map(|e| &e.id).collect::<Vec<_>>(),
-            "nodes": nodes,
-        }))?;
+        out::print_json(&t)?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut text = String::new();
-    let id_width = nodes
+    let id_width = t
+        .nodes
         .iter()
-        .map(|n| sanitize_line(n.id).chars().count())
+        .map(|n| sanitize_line(&n.id).chars().count())
         .max()
         .unwrap_or(0);
-    for n in &nodes {
+    for n in &t.nodes {
         let marker = if n.is_leaf {
             "●"
         } else if n.children > 1 {
@@ -111,11 +46,11 @@ pub fn cmd_tree(args: Args) -> anyhow::Result<ExitCode> {
         let mut line = format!(
             "{}{marker} {:<id_width$} {:<21} {}",
             "  ".repeat(n.depth.min(40)),
-            sanitize_line(n.id),
+            sanitize_line(&n.id),
             n.kind,
             n.summary
         );
-        if let Some(l) = n.label {
+        if let Some(l) = &n.label {
             line.push_str(&format!("  [{}]", sanitize_line(l)));
         }
         if n.is_leaf {
@@ -124,44 +59,14 @@ pub fn cmd_tree(args: Args) -> anyhow::Result<ExitCode> {
         text.push_str(line.trim_end());
         text.push('\n');
     }
-    let points = tree.branch_points().len();
-    let leaves = tree.leaves().len();
     text.push_str(&format!(
-        "{}, {}, {}, {leaves} {}\n",
-        out::count(session.entries.len() as u64, "entry"),
-        out::count(tree.roots().len() as u64, "root"),
-        out::count(points as u64, "branch point"),
-        if leaves == 1 { "leaf" } else { "leaves" }
+        "{}, {}, {}, {} {}\n",
+        out::count(t.nodes.len() as u64, "entry"),
+        out::count(t.roots as u64, "root"),
+        out::count(t.branch_points.len() as u64, "branch point"),
+        out::group(t.leaves as u64),
+        if t.leaves == 1 { "leaf" } else { "leaves" }
     ));
     out::print(&text)?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn summary(e: &Entry) -> String {
-    match &e.kind {
-        EntryKind::Message(m) => {
-            let text = m
-                .content
-                .iter()
-                .find_map(|b| match &b.kind {
-                    BlockKind::Text { text } if !text.trim().is_empty() => Some(text.clone()),
-                    BlockKind::ToolCall { name, .. } => Some(format!("→ {name}")),
-                    _ => None,
-                })
-                .unwrap_or_default();
-            format!("{}: {}", m.role, one_line(&text, 60))
-        }
-        EntryKind::ModelChange { model, .. } => model.clone(),
-        EntryKind::ThinkingLevelChange { level } => level.clone(),
-        EntryKind::Compaction { summary, .. } | EntryKind::BranchSummary { summary, .. } => {
-            one_line(summary, 60)
-        }
-        EntryKind::Label { target_id, label } => {
-            format!("{target_id} = {}", label.as_deref().unwrap_or("(cleared)"))
-        }
-        EntryKind::Custom { custom_type, .. } | EntryKind::CustomMessage { custom_type, .. } => {
-            custom_type.clone()
-        }
-        _ => String::new(),
-    }
 }
