@@ -27,6 +27,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod append;
 pub mod context;
 pub mod doctor;
 mod error;

@@ -387,3 +387,38 @@ fn seed_commands_share_one_verb_set_and_take_id_prefixes() {
         assert_eq!(r.status, 0, "{system}: {}", r.stderr);
     }
 }
+
+#[test]
+fn append_writes_entries_from_standard_input_and_acknowledges_their_ids() {
+    use std::io::Write as _;
+    let env = TestEnv::new();
+    let file = env.home().join("s/a.jsonl");
+    let f = file.display().to_string();
+    let mut child = env
+        .command(&["append", &f])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"id\":\"a\"}\nnot json\n{\"uuid\":\"b\"}\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "an invalid line fails the run");
+    assert_eq!(stdout, "a\nb\n");
+    assert!(stderr.contains("<stdin>:2: not valid JSON"), "{stderr}");
+    assert!(
+        stderr.contains("2 entries appended, 1 invalid input line not written"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "{\"id\":\"a\"}\n{\"uuid\":\"b\"}\n"
+    );
+}
