@@ -33,6 +33,7 @@ pub mod doctor;
 mod error;
 pub mod example;
 pub mod list;
+pub mod migrate;
 pub mod output;
 pub mod refresh;
 pub mod resolve;
