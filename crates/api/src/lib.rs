@@ -32,6 +32,7 @@ pub mod context;
 pub mod doctor;
 mod error;
 pub mod example;
+pub mod export;
 pub mod list;
 pub mod migrate;
 pub mod output;

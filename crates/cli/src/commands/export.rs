@@ -1,5 +1,4 @@
 use crate::load;
-use agentlog_formats::render::{self, TextOptions};
 use agentlog_store::snapshot::{write_file_with, Existing};
 use anyhow::Context;
 use std::io::Write;
@@ -78,24 +77,12 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
     }
     let mut session = read.session;
     crate::redact::apply(&mut session, args.redact, false)?;
-    let body = match args.to.as_str() {
-        "markdown" | "md" => Some(render::markdown(&session) + "\n"),
-        "text" | "txt" => Some(render::text(&session, TextOptions::default())),
-        _ => None,
-    };
-    match body {
-        Some(text) => write_output(args.output.as_deref(), args.force, |w| {
-            Ok(w.write_all(text.as_bytes())?)
-        })?,
-        None => {
-            let target = load::format_named(&args.to)?;
-            let fidelity = write_output(args.output.as_deref(), args.force, |w| {
-                Ok(target.write(&session, w)?)
-            })?;
-            if !fidelity.is_lossless() {
-                crate::eprint_clean!("{fidelity}");
-            }
-        }
+    let exported = agentlog_api::export::export(&session, &args.to)?;
+    write_output(args.output.as_deref(), args.force, |w| {
+        Ok(w.write_all(&exported.bytes)?)
+    })?;
+    if let Some(f) = exported.fidelity.filter(|f| !f.is_lossless()) {
+        crate::eprint_clean!("{f}");
     }
     Ok(ExitCode::SUCCESS)
 }
