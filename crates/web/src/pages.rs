@@ -507,6 +507,7 @@ pub fn stats_body(day: &Stats, model: &Stats, project: &Stats, agent: &Stats) ->
 }
 
 /// One exported session, for the index page of an export.
+#[derive(Debug, Clone)]
 pub struct Exported {
     /// The file name written.
     pub file: String,

@@ -1,0 +1,271 @@
+//! Writing HTML exports to files (`agentlog export --to html`): one
+//! self-contained page per session, an index page for several, redaction
+//! on unless asked otherwise, and never over a file that is not one of
+//! agentlog's own HTML exports.
+
+use crate::{export_index, export_session, Exported};
+use agentlog_formats::Format;
+use agentlog_index::SessionInfo;
+use agentlog_model::Session;
+use agentlog_redact::Redactor;
+use agentlog_store::snapshot::{write_file_with, Existing};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// How every page agentlog writes starts: what marks a file as its own.
+const OURS: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">";
+
+/// Errors of writing exports.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// A file is in the way that agentlog did not write.
+    #[error("{}: exists and is not an HTML export of agentlog; not overwriting it", .0.display())]
+    Foreign(PathBuf),
+    /// Reading a session failed.
+    #[error(transparent)]
+    Format(#[from] agentlog_formats::FormatError),
+    /// Writing failed.
+    #[error(transparent)]
+    Store(#[from] agentlog_store::StoreError),
+    /// The redaction rules failed to load.
+    #[error("redaction rules: {0}")]
+    Redact(String),
+    /// A folder could not be made.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The folder.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Returns an error unless `path` is free or one of agentlog's own HTML
+/// exports (which are replaced).
+pub fn refuse_foreign(path: &Path) -> Result<(), ExportError> {
+    match std::fs::File::open(path) {
+        Err(_) => Ok(()),
+        Ok(mut f) => {
+            let mut head = vec![0u8; OURS.len()];
+            let ours =
+                std::io::Read::read_exact(&mut f, &mut head).is_ok() && head == OURS.as_bytes();
+            if ours {
+                Ok(())
+            } else {
+                Err(ExportError::Foreign(path.to_path_buf()))
+            }
+        }
+    }
+}
+
+fn redactor(redact: bool) -> Result<Option<&'static Redactor>, ExportError> {
+    if !redact {
+        return Ok(None);
+    }
+    Redactor::builtin()
+        .map(Some)
+        .map_err(|e| ExportError::Redact(e.to_string()))
+}
+
+/// Renders one session as a page (redacted unless `redact` is false;
+/// `shown` is the path printed on the page); returns the page and how many
+/// secrets were replaced.
+pub fn session_page(
+    session: &mut Session,
+    shown: &str,
+    redact: bool,
+) -> Result<(String, agentlog_redact::Report), ExportError> {
+    let mut shown = shown.to_string();
+    let mut report = agentlog_redact::Report::default();
+    if let Some(r) = redactor(redact)? {
+        report = r.session(session);
+        r.text(&mut shown, "path");
+    }
+    Ok((export_session(session, &shown), report))
+}
+
+/// Writes `html` at `path` (replacing only agentlog's own export there).
+pub fn write_page(path: &Path, html: &str) -> Result<(), ExportError> {
+    refuse_foreign(path)?;
+    write_file_with(path, Existing::Replace, |w: &mut dyn Write| {
+        w.write_all(html.as_bytes())
+            .map_err(|e| agentlog_store::StoreError::io(path, "write", e))
+    })?;
+    Ok(())
+}
+
+/// What [`export_all`] wrote.
+#[derive(Debug, Default)]
+pub struct AllExported {
+    /// The index page.
+    pub index: PathBuf,
+    /// The pages written, as the index lists them.
+    pub pages: Vec<Exported>,
+    /// Sessions that could not be exported, with why.
+    pub failed: Vec<String>,
+    /// Secrets replaced, in all.
+    pub secrets: usize,
+    /// Sessions that had secrets.
+    pub with_secrets: usize,
+}
+
+/// Writes a page for each of `sessions` (catalog rows: their files are
+/// read) into `dir`, in parallel, and `dir/index.html` listing them.
+pub fn export_all(
+    sessions: Vec<SessionInfo>,
+    dir: &Path,
+    redact: bool,
+) -> Result<AllExported, ExportError> {
+    std::fs::create_dir_all(dir).map_err(|e| ExportError::Io {
+        path: dir.to_path_buf(),
+        source: e,
+    })?;
+    let mut names = std::collections::HashSet::new();
+    let jobs: Vec<(SessionInfo, String)> = sessions
+        .into_iter()
+        .map(|s| {
+            let base = file_name(&s.agent, &s.session_id);
+            let mut name = format!("{base}.html");
+            let mut n = 2;
+            while !names.insert(name.clone()) || name == "index.html" {
+                name = format!("{base}-{n}.html");
+                n += 1;
+            }
+            (s, name)
+        })
+        .collect();
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(8);
+    let chunk = jobs.len().div_ceil(workers).max(1);
+    let results: Vec<Result<(Exported, usize), String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|(s, name)| {
+                            export_one(s, name, dir, redact).map_err(|e| e.to_string())
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| vec![Err("an export thread failed".to_string())])
+            })
+            .collect()
+    });
+    let mut done = AllExported::default();
+    for r in results {
+        match r {
+            Ok((e, n)) => {
+                done.pages.push(e);
+                done.secrets += n;
+                done.with_secrets += usize::from(n > 0);
+            }
+            Err(e) => done.failed.push(e),
+        }
+    }
+    done.index = dir.join("index.html");
+    write_page(&done.index, &export_index(&done.pages))?;
+    Ok(done)
+}
+
+fn export_one(
+    s: &SessionInfo,
+    name: &str,
+    dir: &Path,
+    redact: bool,
+) -> Result<(Exported, usize), ExportError> {
+    let path = PathBuf::from(&s.path);
+    let format: &dyn Format = agentlog_formats::registry::by_name(&s.format).ok_or_else(|| {
+        agentlog_formats::FormatError::UnknownFormat {
+            path: path.clone(),
+            known: agentlog_formats::registry::names(),
+        }
+    })?;
+    let mut read = format.read_path(&path)?;
+    let (html, report) = session_page(&mut read.session, &s.path, redact)?;
+    write_page(&dir.join(name), &html)?;
+    let mut title = s
+        .title
+        .clone()
+        .or_else(|| s.first_prompt.clone())
+        .unwrap_or_else(|| s.session_id.clone());
+    let mut project = s.project.clone().unwrap_or_default();
+    if let Some(r) = redactor(redact)? {
+        r.text(&mut title, "title");
+        r.text(&mut project, "project");
+    }
+    let exported = Exported {
+        file: name.to_string(),
+        title: title
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(140)
+            .collect(),
+        agent: s.agent.clone(),
+        project,
+        started: s
+            .created_ms
+            .and_then(chrono::DateTime::from_timestamp_millis)
+            .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+            .unwrap_or_default(),
+        messages: s.messages as usize,
+    };
+    Ok((exported, report.len()))
+}
+
+/// A file name made of the agent and session id: letters, digits, `-_.`
+/// only, never starting with a dot.
+pub fn file_name(agent: &str, id: &str) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(90)
+            .collect()
+    };
+    let id = clean(id);
+    let id = id.trim_start_matches('.');
+    format!(
+        "{}-{}",
+        clean(agent),
+        if id.is_empty() { "session" } else { id }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn names_never_leave_the_folder_and_foreign_files_are_kept() {
+        assert_eq!(
+            file_name("claude", "../../etc/passwd"),
+            "claude-.._.._etc_passwd"
+        );
+        assert_eq!(file_name("pi", "..."), "pi-session");
+        assert!(!file_name("a/b", "/x").contains('/'));
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.html");
+        std::fs::write(&p, "my notes").unwrap();
+        assert!(matches!(
+            write_page(&p, "<p>"),
+            Err(ExportError::Foreign(_))
+        ));
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "my notes");
+    }
+}
