@@ -141,3 +141,37 @@ pub fn watch_round(
     }
     Ok(Some(index.apply(plan, &mut |_| {})?))
 }
+
+/// How often `agentlog index` runs SQLite's `quick_check` on the index:
+/// damage in the middle of the file can go unnoticed by queries (they
+/// return what they can read).
+pub const CHECK_EVERY: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
+/// Keeps the index at `settings` up to date until `on_update` returns
+/// false or fails: a round after each wait, the wait doubling from half a
+/// second to 16 seconds while nothing changes and back to half a second
+/// when something did. `on_update` gets each round's report and how long
+/// it took.
+pub fn watch(
+    settings: &Settings,
+    events: &mut dyn FnMut(Event<'_>),
+    on_update: &mut dyn FnMut(&UpdateReport, std::time::Duration) -> Result<bool, ApiError>,
+) -> Result<(), ApiError> {
+    let mut index = open(settings, events)?;
+    let min = std::time::Duration::from_millis(500);
+    let max = std::time::Duration::from_secs(16);
+    let mut wait = min;
+    loop {
+        let started = std::time::Instant::now();
+        match watch_round(&mut index, settings)? {
+            None => wait = (wait * 2).min(max),
+            Some(r) => {
+                if !on_update(&r, started.elapsed())? {
+                    return Ok(());
+                }
+                wait = min;
+            }
+        }
+        std::thread::sleep(wait);
+    }
+}

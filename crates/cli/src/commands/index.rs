@@ -39,9 +39,6 @@ pub struct Args {
     pub loc: IndexLocation,
 }
 
-/// How often `agentlog index` checks the whole file for damage.
-const CHECK_EVERY: Duration = Duration::from_secs(7 * 24 * 3600);
-
 /// Where the index is and where sessions are found.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct IndexLocation {
@@ -183,7 +180,7 @@ pub fn cmd_index(args: Args) -> anyhow::Result<ExitCode> {
     index.check_if_due(if args.check {
         Duration::ZERO
     } else {
-        CHECK_EVERY
+        refresh::CHECK_EVERY
     })?;
     print_report(&index, &report, started.elapsed(), args.json)?;
     Ok(if report.failed > 0 {
@@ -228,39 +225,32 @@ fn print_report(index: &Index, r: &UpdateReport, took: Duration, json: bool) -> 
 }
 
 fn watch(settings: &config::Settings, json: bool) -> anyhow::Result<ExitCode> {
-    let mut index = refresh::open(settings, &mut |e| {
-        if let refresh::Event::Replaced { notice } = e {
-            crate::eprintln_clean!("agentlog: {notice}");
-        }
-    })?;
     crate::eprintln_clean!(
         "agentlog: watching sessions; index at {} (Ctrl-C to stop)",
         settings.index_path.display()
     );
-    let min = Duration::from_millis(500);
-    let max = Duration::from_secs(16);
-    let mut wait = min;
-    loop {
-        let started = Instant::now();
-        match refresh::watch_round(&mut index, settings)? {
-            None => wait = (wait * 2).min(max),
-            Some(r) => {
-                if json {
-                    let line = serde_json::to_string(&r)?;
-                    out::print(&format!("{line}\n"))?;
-                } else {
-                    out::print(&format!(
-                        "{} updated ({} appended, {} removed, {}) in {:.0} ms\n",
-                        out::count((r.read_full + r.appended + r.failed) as u64, "file"),
-                        r.appended,
-                        r.removed,
-                        out::count(r.entries, "entry"),
-                        started.elapsed().as_secs_f64() * 1000.0
-                    ))?;
-                }
-                wait = min;
-            }
+    let mut events = |e: refresh::Event<'_>| {
+        if let refresh::Event::Replaced { notice } = e {
+            crate::eprintln_clean!("agentlog: {notice}");
         }
-        std::thread::sleep(wait);
-    }
+    };
+    refresh::watch(settings, &mut events, &mut |r, took| {
+        let printed = if json {
+            serde_json::to_string(r)
+                .map_err(anyhow::Error::from)
+                .and_then(|line| out::print(&format!("{line}\n")))
+        } else {
+            out::print(&format!(
+                "{} updated ({} appended, {} removed, {}) in {:.0} ms\n",
+                out::count((r.read_full + r.appended + r.failed) as u64, "file"),
+                r.appended,
+                r.removed,
+                out::count(r.entries, "entry"),
+                took.as_secs_f64() * 1000.0
+            ))
+        };
+        // A closed standard output ends the watch.
+        Ok(printed.is_ok())
+    })?;
+    Ok(ExitCode::SUCCESS)
 }
