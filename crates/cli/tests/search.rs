@@ -249,3 +249,41 @@ fn bad_queries_and_dates_are_explained() {
     assert_eq!(r.status, 2, "{}", r.stderr);
     assert!(r.stderr.contains("unknown agent \"claud\""), "{}", r.stderr);
 }
+
+#[test]
+fn index_watch_picks_up_a_new_session_and_stops_when_its_output_closes() {
+    use std::io::BufRead as _;
+    let env = TestEnv::new();
+    let src = fixtures()
+        .join("native/claude/ccv-sample-project/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl");
+    let bytes = std::fs::read(src).unwrap();
+    env.write(
+        ".claude/projects/-p/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+        &bytes,
+    );
+    assert_eq!(env.run(&["index"]).status, 0);
+    let mut child = env
+        .command(&["index", "--watch", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // A second session appears while it watches.
+    env.write(
+        ".claude/projects/-p/2af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+        &bytes,
+    );
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    // The first report (waiting on the watcher, however long it takes).
+    let line = lines.next().unwrap().unwrap();
+    let v = json(&line);
+    assert_eq!(v["read_full"].as_u64(), Some(1), "{v}");
+    // Closing its output ends the watch at the next report.
+    drop(lines);
+    env.write(
+        ".claude/projects/-p/3af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+        &bytes,
+    );
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
