@@ -10,10 +10,11 @@
 //! println!("{} sessions, {} bytes", g.files.len(), g.bytes);
 //! # Ok::<(), std::io::Error>(())
 //! ```
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod e2e;
 pub mod gen;
+pub mod rss;
 pub mod secrets;
 pub mod words;
 

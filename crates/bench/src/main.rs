@@ -35,6 +35,23 @@ enum Command {
         #[arg(long)]
         demo: bool,
     },
+    /// Peak memory of whole agentlog commands per MB of input: a large pi
+    /// session (show, validate, tree, index) and a pi header followed by
+    /// millions of tiny records.
+    Rss {
+        /// Size of the large pi session.
+        #[arg(long, default_value = "500MB")]
+        size: String,
+        /// How many `{}` records follow the header of the tiny-lines file.
+        #[arg(long, default_value_t = 3_000_000)]
+        tiny: u64,
+        /// Where the inputs are written (outside the repo; removed after).
+        #[arg(long, default_value = "/var/tmp/agentlog-bench/rss")]
+        dir: PathBuf,
+        /// The agentlog binary (default: the one beside this one).
+        #[arg(long)]
+        agentlog: Option<PathBuf>,
+    },
     /// Time whole agentlog commands (index, search, ls, incremental
     /// updates) and the readers on a generated corpus, beside rg,
     /// fast-resume and agentsview in the same run.
@@ -92,6 +109,29 @@ fn main() -> anyhow::Result<()> {
                 out.display(),
                 started.elapsed().as_secs_f64()
             );
+            Ok(())
+        }
+        Command::Rss {
+            size,
+            tiny,
+            dir,
+            agentlog,
+        } => {
+            let bytes = agentlog_bench::parse_size(&size)
+                .ok_or_else(|| anyhow!("--size {size:?}: expected a size like 500MB"))?;
+            let agentlog = agentlog.unwrap_or_else(|| {
+                std::env::current_exe()
+                    .unwrap_or_default()
+                    .with_file_name("agentlog")
+            });
+            if !agentlog.exists() {
+                anyhow::bail!(
+                    "{} does not exist: build it (cargo build --release -p agentlog) or pass --agentlog",
+                    agentlog.display()
+                );
+            }
+            let rows = agentlog_bench::rss::run(&agentlog, &dir, bytes, tiny)?;
+            print!("{}", agentlog_bench::rss::table(&rows));
             Ok(())
         }
         Command::E2e {

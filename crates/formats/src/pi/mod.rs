@@ -55,6 +55,15 @@ pub const CURRENT_VERSION: u64 = 3;
 /// The `extra` key listing keys the native record did not have.
 pub const ABSENT_KEY: &str = "agentlog:absent";
 
+/// The record type of an entry holding consecutive records that are not
+/// part of the tree (no id, no type pi knows), as their lines of text.
+pub const RAW_LINES: &str = "agentlog:lines";
+
+/// True for an entry of [`RAW_LINES`].
+pub fn is_raw_lines(e: &agentlog_model::Entry) -> bool {
+    matches!(&e.kind, EntryKind::Unknown { record_type: Some(rt), .. } if rt == RAW_LINES)
+}
+
 /// The record types of pi and oh-my-pi entries the model maps.
 pub const ENTRY_TYPES: &[&str] = &[
     "message",
@@ -312,8 +321,24 @@ pub fn read_session(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         } else {
             entry_from_record(&obj, Some(n), &ids)
         };
+        // Records outside the tree (no id in a file whose entries have
+        // ids, and of no type pi knows) are kept as text, consecutive ones
+        // in one entry: a file of millions of `{}` lines costs its bytes,
+        // not an entry each.
+        let outside = !recognised
+            && !is_v1(version)
+            && ty != "session"
+            && !ENTRY_TYPES.contains(&ty)
+            && !obj.contains_key("id");
         if !recognised {
-            if ENTRY_TYPES.contains(&ty) {
+            if outside {
+                diags.push(Diagnostic::info(
+                    path,
+                    Some(n),
+                    "outside-tree",
+                    "a record with no id and no type pi knows; kept verbatim, outside the tree",
+                ));
+            } else if ENTRY_TYPES.contains(&ty) {
                 diags.push(Diagnostic::warning(
                     path,
                     Some(n),
@@ -329,7 +354,11 @@ pub fn read_session(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
                 ));
             }
         }
-        if !is_v1(version) && !obj.get("id").is_some_and(Value::is_string) && ty != "session" {
+        if !is_v1(version)
+            && !outside
+            && !obj.get("id").is_some_and(Value::is_string)
+            && ty != "session"
+        {
             diags.push(Diagnostic::warning(
                 path,
                 Some(n),
@@ -339,6 +368,34 @@ pub fn read_session(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
                     entry.id
                 ),
             ));
+        }
+        if outside {
+            let text = String::from_utf8_lossy(line.bytes);
+            match entries.last_mut() {
+                Some(agentlog_model::Entry {
+                    kind:
+                        EntryKind::Unknown {
+                            record_type: Some(rt),
+                            raw: Value::String(lines),
+                        },
+                    ..
+                }) if rt == RAW_LINES => {
+                    lines.push('\n');
+                    lines.push_str(text.trim_end_matches('\r'));
+                }
+                _ => {
+                    let e = agentlog_model::Entry::new(
+                        format!("line{n}"),
+                        None,
+                        EntryKind::Unknown {
+                            record_type: Some(RAW_LINES.into()),
+                            raw: Value::String(text.trim_end_matches('\r').to_string()),
+                        },
+                    );
+                    entries.push(agentlog_model::Entry { line: Some(n), ..e });
+                }
+            }
+            continue;
         }
         prev_id = Some(entry.id.clone());
         entries.push(entry);
@@ -362,7 +419,14 @@ pub fn read_session(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         }
     };
     let mut session = Session::new(meta);
-    session.leaf_id = entries.last().map(|e| e.id.clone());
+    // The leaf is the last entry of the tree, not a run of records outside
+    // it.
+    session.leaf_id = entries
+        .iter()
+        .rev()
+        .find(|e| !is_raw_lines(e))
+        .or(entries.last())
+        .map(|e| e.id.clone());
     session.meta.updated_at = entries.iter().rev().find_map(|e| e.timestamp.clone());
     session.entries = entries;
     Ok(Read {

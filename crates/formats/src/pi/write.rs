@@ -153,6 +153,15 @@ impl<'a> Writer<'a> {
                 if let Value::Object(m) = raw {
                     return vec![m.clone()];
                 }
+                if let (Some(super::RAW_LINES), Value::String(lines)) =
+                    (record_type.as_deref(), raw)
+                {
+                    // Each line was a JSON object when read.
+                    return lines
+                        .lines()
+                        .filter_map(|l| serde_json::from_str::<Map<String, Value>>(l).ok())
+                        .collect();
+                }
             }
             self.fidelity.lost(
                 "records of unknown type (kept as custom entries agentlog.unknown)",
