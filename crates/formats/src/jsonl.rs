@@ -51,6 +51,43 @@ pub fn lines(bytes: &[u8]) -> impl Iterator<Item = Line<'_>> {
     })
 }
 
+/// Calls `f` with each line read from `input`, as [`lines`] splits bytes
+/// (a byte-order mark skipped, `\r` before the newline dropped), holding
+/// one line in memory at a time.
+pub fn for_each_line(
+    mut input: impl std::io::BufRead,
+    mut f: impl FnMut(&Line<'_>),
+) -> std::io::Result<()> {
+    let mut buf = Vec::new();
+    let mut number = 0u64;
+    let mut offset = 0usize;
+    loop {
+        buf.clear();
+        let n = input.read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let mut start = 0;
+        if number == 0 && buf.starts_with(b"\xEF\xBB\xBF") {
+            start = 3;
+            offset = 3;
+        }
+        number += 1;
+        let terminated = buf.last() == Some(&b'\n');
+        let mut end = buf.len() - usize::from(terminated);
+        if end > start && buf[end - 1] == b'\r' {
+            end -= 1;
+        }
+        f(&Line {
+            number,
+            bytes: &buf[start..end],
+            terminated,
+            offset,
+        });
+        offset += n - start;
+    }
+}
+
 /// True when the line is empty or only white space.
 pub fn is_blank(bytes: &[u8]) -> bool {
     bytes.iter().all(u8::is_ascii_whitespace)
@@ -128,6 +165,28 @@ pub fn first_value(head: &[u8]) -> Option<Value> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn streaming_lines_are_the_same_as_split_lines() {
+        for input in [
+            &b""[..],
+            b"{}\n",
+            b"\xEF\xBB\xBF{\"a\":1}\r\n\n  \n{\"b\":2}",
+            b"one\ntwo\r\nthree",
+            b"\n\n",
+        ] {
+            let want: Vec<(u64, Vec<u8>, bool, usize)> = lines(input)
+                .map(|l| (l.number, l.bytes.to_vec(), l.terminated, l.offset))
+                .collect();
+            let mut got = Vec::new();
+            for_each_line(input, |l| {
+                got.push((l.number, l.bytes.to_vec(), l.terminated, l.offset))
+            })
+            .unwrap_or_default();
+            assert_eq!(got, want, "{input:?}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -69,8 +69,11 @@ pub fn cmd_show(args: Args) -> anyhow::Result<ExitCode> {
             full_thinking: args.full,
             max_tool_lines: if args.full { 0 } else { 12 },
         };
-        // render::text sanitizes every field and adds colours of its own.
-        out::print_exact(&render::text(&session, opts))?;
+        // render::text sanitizes every field and adds colours of its own;
+        // it is written as it is made, an entry at a time.
+        let mut stdout = std::io::stdout().lock();
+        render::text_to(&session, opts, &mut stdout)?;
+        std::io::Write::flush(&mut stdout)?;
     }
     Ok(ExitCode::SUCCESS)
 }

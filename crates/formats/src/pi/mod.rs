@@ -153,6 +153,11 @@ impl Format for PiFormat {
         read_session(path, bytes)
     }
 
+    /// Streams the file a line at a time (it is never in memory whole).
+    fn read_path(&self, path: &Path) -> Result<Read, FormatError> {
+        read_session_streaming(path)
+    }
+
     fn resume_plan(&self, session: &Session, env: &DiscoverEnv) -> Result<ResumePlan, FormatError> {
         paths::resume_plan(session, env)
     }
@@ -206,25 +211,80 @@ pub fn message_to_value(m: &agentlog_model::Message) -> Value {
 
 /// Reads a pi session from the bytes of `path`.
 pub fn read_session(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
-    let mut diags = Vec::new();
-    let fallback_id = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut meta: Option<SessionMeta> = None;
-    let mut version = CURRENT_VERSION;
-    let mut entries = Vec::new();
-    let mut first = true;
-    let mut prev_id: Option<String> = None;
-    // Millions of bad lines keep a summary, not a diagnostic each.
-    let mut capper = crate::diag::Capper::new(100);
+    let mut r = Reader::new(path);
     for line in jsonl::lines(bytes) {
-        capper.cap(&mut diags);
-        if jsonl::is_blank(line.bytes) {
-            continue;
+        r.line(&line);
+    }
+    r.finish()
+}
+
+/// Reads the pi file at `path` a line at a time: the file is never held in
+/// memory whole, only the session read from it.
+pub fn read_session_streaming(path: &Path) -> Result<Read, FormatError> {
+    let (file, _) = crate::input::open_file(path)?;
+    let mut r = Reader::new(path);
+    jsonl::for_each_line(std::io::BufReader::with_capacity(1 << 16, file), |line| {
+        r.line(line)
+    })
+    .map_err(|e| FormatError::io(path, e))?;
+    let mut read = r.finish()?;
+    read.diagnostics = crate::diag::summarize(std::mem::take(&mut read.diagnostics), 100);
+    Ok(read)
+}
+
+/// The reader's state between lines.
+struct Reader<'p> {
+    path: &'p Path,
+    diags: Vec<Diagnostic>,
+    fallback_id: String,
+    meta: Option<SessionMeta>,
+    version: u64,
+    entries: Vec<agentlog_model::Entry>,
+    first: bool,
+    prev_id: Option<String>,
+    /// Millions of bad lines keep a summary, not a diagnostic each.
+    capper: crate::diag::Capper,
+}
+
+impl<'p> Reader<'p> {
+    fn new(path: &'p Path) -> Reader<'p> {
+        Reader {
+            path,
+            diags: Vec::new(),
+            fallback_id: path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            meta: None,
+            version: CURRENT_VERSION,
+            entries: Vec::new(),
+            first: true,
+            prev_id: None,
+            capper: crate::diag::Capper::new(100),
         }
-        let Some(value) = jsonl::parse_line(path, &line, &mut diags) else {
-            continue;
+    }
+
+    /// Reads one line.
+    fn line(&mut self, line: &jsonl::Line<'_>) {
+        let Reader {
+            path,
+            diags,
+            meta,
+            version,
+            entries,
+            first,
+            prev_id,
+            capper,
+            fallback_id,
+        } = self;
+        let path: &Path = path;
+
+        capper.cap(diags);
+        if jsonl::is_blank(line.bytes) {
+            return;
+        }
+        let Some(value) = jsonl::parse_line(path, line, diags) else {
+            return;
         };
         let n = line.number;
         let Value::Object(obj) = value else {
@@ -243,13 +303,13 @@ pub fn read_session(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
                 },
             );
             entries.push(agentlog_model::Entry { line: Some(n), ..e });
-            continue;
+            return;
         };
         let ty = obj.get("type").and_then(Value::as_str).unwrap_or("");
-        if first {
-            first = false;
+        if *first {
+            *first = false;
             if ty == "session" {
-                version = header_version(obj.get("version"));
+                *version = header_version(obj.get("version"));
                 match obj.get("version") {
                     None | Some(Value::Null) => diags.push(Diagnostic::info(
                         path,
@@ -279,12 +339,12 @@ pub fn read_session(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
                         "the session header has no string id (pi rejects such files); the file name is used",
                     ));
                 }
-                let mut m = meta_from_header(&obj, &fallback_id);
+                let mut m = meta_from_header(&obj, fallback_id);
                 if obj.get("id").is_none() {
                     read::mark_absent(&mut m.extra, "id");
                 }
-                meta = Some(m);
-                continue;
+                *meta = Some(m);
+                return;
             }
             diags.push(Diagnostic::error(
                 path,
@@ -303,7 +363,7 @@ pub fn read_session(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         let ids = Ids {
             fallback_id: format!("line{n}"),
             v1_parent: prev_id.clone(),
-            version,
+            version: *version,
         };
         let (entry, recognised) = if ty == "session" {
             let e = agentlog_model::Entry::new(
@@ -326,7 +386,7 @@ pub fn read_session(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         // in one entry: a file of millions of `{}` lines costs its bytes,
         // not an entry each.
         let outside = !recognised
-            && !is_v1(version)
+            && !is_v1(*version)
             && ty != "session"
             && !ENTRY_TYPES.contains(&ty)
             && !obj.contains_key("id");
@@ -354,7 +414,7 @@ pub fn read_session(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
                 ));
             }
         }
-        if !is_v1(version)
+        if !is_v1(*version)
             && !outside
             && !obj.get("id").is_some_and(Value::is_string)
             && ty != "session"
@@ -395,42 +455,55 @@ pub fn read_session(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
                     entries.push(agentlog_model::Entry { line: Some(n), ..e });
                 }
             }
-            continue;
+            return;
         }
-        prev_id = Some(entry.id.clone());
+        *prev_id = Some(entry.id.clone());
         entries.push(entry);
     }
-    capper.finish(&mut diags);
-    let meta = match meta {
-        Some(m) => m,
-        None if entries.is_empty() => {
-            return Err(FormatError::invalid(
-                path,
-                None,
-                "no pi records (the file is empty or no line is valid JSON)",
-            ))
-        }
-        None => {
-            let mut m = SessionMeta::new(fallback_id, Agent::Pi);
-            m.format = Some("pi".into());
-            m.format_version = Some(CURRENT_VERSION.into());
-            read::mark_absent(&mut m.extra, "header");
-            m
-        }
-    };
-    let mut session = Session::new(meta);
-    // The leaf is the last entry of the tree, not a run of records outside
-    // it.
-    session.leaf_id = entries
-        .iter()
-        .rev()
-        .find(|e| !is_raw_lines(e))
-        .or(entries.last())
-        .map(|e| e.id.clone());
-    session.meta.updated_at = entries.iter().rev().find_map(|e| e.timestamp.clone());
-    session.entries = entries;
-    Ok(Read {
-        session,
-        diagnostics: diags,
-    })
+
+    /// Returns the session read.
+    fn finish(self) -> Result<Read, FormatError> {
+        let Reader {
+            path,
+            mut diags,
+            meta,
+            entries,
+            capper,
+            fallback_id,
+            ..
+        } = self;
+        capper.finish(&mut diags);
+        let meta = match meta {
+            Some(m) => m,
+            None if entries.is_empty() => {
+                return Err(FormatError::invalid(
+                    path,
+                    None,
+                    "no pi records (the file is empty or no line is valid JSON)",
+                ))
+            }
+            None => {
+                let mut m = SessionMeta::new(fallback_id, Agent::Pi);
+                m.format = Some("pi".into());
+                m.format_version = Some(CURRENT_VERSION.into());
+                read::mark_absent(&mut m.extra, "header");
+                m
+            }
+        };
+        let mut session = Session::new(meta);
+        // The leaf is the last entry of the tree, not a run of records outside
+        // it.
+        session.leaf_id = entries
+            .iter()
+            .rev()
+            .find(|e| !is_raw_lines(e))
+            .or(entries.last())
+            .map(|e| e.id.clone());
+        session.meta.updated_at = entries.iter().rev().find_map(|e| e.timestamp.clone());
+        session.entries = entries;
+        Ok(Read {
+            session,
+            diagnostics: diags,
+        })
+    }
 }

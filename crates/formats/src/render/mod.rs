@@ -5,7 +5,7 @@ pub mod sanitize;
 mod text;
 
 pub use markdown::markdown;
-pub use text::{text, TextOptions};
+pub use text::{text, text_to, TextOptions};
 
 use agentlog_model::{Session, Timestamp};
 

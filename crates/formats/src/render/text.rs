@@ -32,6 +32,19 @@ impl Style {
 
 /// Renders the session's active branch for a terminal.
 pub fn text(session: &Session, opts: TextOptions) -> String {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = text_to(session, opts, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Writes [`text`] to `w` an entry at a time, so that a long session's
+/// rendering is never in memory whole.
+pub fn text_to(
+    session: &Session,
+    opts: TextOptions,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     let st = Style { color: opts.color };
     let mut out = String::new();
     let m = &session.meta;
@@ -46,8 +59,12 @@ pub fn text(session: &Session, opts: TextOptions) -> String {
     let _ = writeln!(out, "{}", st.paint("2", &facts.join(" · ")));
     for entry in session.active_branch() {
         entry_text(&mut out, &st, entry, opts);
+        if out.len() >= 1 << 16 {
+            w.write_all(out.as_bytes())?;
+            out.clear();
+        }
     }
-    out
+    w.write_all(out.as_bytes())
 }
 
 fn head(out: &mut String, st: &Style, color: &str, label: &str, entry: &Entry) {
