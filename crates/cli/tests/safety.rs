@@ -323,7 +323,8 @@ fn resumed_paths_stay_inside_the_agents_folder() {
             "timestamp":stamp,"message":{"role":"user","content":[{"type":"text","text":"hi"}]}}),
         );
         let src = env.write(&format!("src/{n}.jsonl"), text.as_bytes());
-        for agent in ["pi", "codex", "gemini", "claude"] {
+        // Every agent agentlog can resume in.
+        for agent in ["pi", "codex", "gemini", "claude", "copilot", "qwen"] {
             let r = env.run(&["resume", src.to_str().unwrap(), "--in", agent, "--json"]);
             if r.status != 0 {
                 // Refusing is fine; writing outside is not.
@@ -336,6 +337,8 @@ fn resumed_paths_stay_inside_the_agents_folder() {
                 "pi" => ".pi/agent/sessions",
                 "codex" => ".codex/sessions",
                 "gemini" => ".gemini/tmp",
+                "copilot" => ".copilot/session-state",
+                "qwen" => ".qwen/projects",
                 _ => ".claude/projects",
             });
             let rest = p.strip_prefix(&root).unwrap_or_else(|_| {
@@ -362,8 +365,11 @@ fn resumed_paths_stay_inside_the_agents_folder() {
         .collect();
     for t in &top {
         assert!(
-            [".pi", ".codex", ".gemini", ".claude", "src", ".local", ".config"]
-                .contains(&t.as_str()),
+            [
+                ".pi", ".codex", ".gemini", ".claude", ".copilot", ".qwen", "src", ".local",
+                ".config"
+            ]
+            .contains(&t.as_str()),
             "unexpected {t} in HOME: {top:?}"
         );
     }
@@ -533,4 +539,86 @@ fn bad_search_queries_are_usage_errors() {
     // No matches is 1.
     let r = env.run(&["search", "nothingmatchesthis"]);
     assert_eq!(r.status, 1, "{}", r.stderr);
+}
+
+/// Every other writer that names files after session content: the HTML
+/// export of all sessions (file names from session ids) and SpecStory's
+/// transcript (its name from the first prompt).
+#[test]
+fn writers_name_files_inside_the_folder_they_were_given() {
+    let env = TestEnv::new();
+    let hostile = [
+        "../../../outside",
+        "/abs/olute",
+        "..",
+        "a/b/../../c",
+        "x\\..\\y",
+    ];
+    for (n, id) in hostile.iter().enumerate() {
+        let mut text = pi_line(serde_json::json!({"type":"session","version":3,"id":id,
+            "timestamp":"2026-01-02T03:04:05.000Z","cwd":"/work/p"}));
+        text += &pi_line(
+            serde_json::json!({"type":"message","id":"u1","parentId":null,
+            "timestamp":"2026-01-02T03:04:05.000Z",
+            "message":{"role":"user","content":[{"type":"text","text":format!("../../{n}/../../escape {id}")}]}}),
+        );
+        env.write(
+            &format!(".pi/agent/sessions/--work-p--/2026-01-02T03-04-05-000Z_{n}.jsonl"),
+            text.as_bytes(),
+        );
+    }
+    let out = env.home().join("exports");
+    let r = env.run(&[
+        "export",
+        "--all",
+        "--to",
+        "html",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), hostile.len() + 1, "{names:?}");
+    for name in &names {
+        assert!(
+            !name.contains('/') && !name.starts_with('.') && name.ends_with(".html"),
+            "{name}"
+        );
+    }
+    // SpecStory: the transcript lands in the project's history folder.
+    for n in 0..hostile.len() {
+        let src = env.home().join(format!(
+            ".pi/agent/sessions/--work-p--/2026-01-02T03-04-05-000Z_{n}.jsonl"
+        ));
+        let proj = env.home().join(format!("proj{n}"));
+        let r = env.run(&[
+            "seed",
+            "specstory",
+            "render",
+            src.to_str().unwrap(),
+            "-o",
+            proj.to_str().unwrap(),
+        ]);
+        assert_eq!(r.status, 0, "{}", r.stderr);
+        let hist = proj.join(".specstory/history");
+        let written: Vec<_> = std::fs::read_dir(&hist).unwrap().collect();
+        assert_eq!(written.len(), 1, "one transcript, in {}", hist.display());
+    }
+    // Nothing but what was asked for was created in HOME.
+    let mut top: Vec<String> = std::fs::read_dir(env.home())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    top.sort();
+    let mut want: Vec<String> = [".pi", ".local", "exports"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain((0..hostile.len()).map(|n| format!("proj{n}")))
+        .collect();
+    want.sort();
+    top.retain(|t| want.contains(t) || t != ".config");
+    assert_eq!(top, want);
 }
