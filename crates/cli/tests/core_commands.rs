@@ -422,3 +422,15 @@ fn append_writes_entries_from_standard_input_and_acknowledges_their_ids() {
         "{\"id\":\"a\"}\n{\"uuid\":\"b\"}\n"
     );
 }
+
+#[test]
+fn converting_to_a_transcript_points_at_export_and_is_a_usage_error() {
+    let (env, path) = env_with_session();
+    let r = env.run(&["convert", &path, "--to", "html"]);
+    assert_eq!(r.status, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("agentlog export --to html"),
+        "{}",
+        r.stderr
+    );
+}
