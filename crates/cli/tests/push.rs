@@ -247,6 +247,25 @@ fn reading_commands_give_the_local_answers_from_the_server() {
         };
         assert_eq!(rows(&server.stdout), rows(&local.stdout), "stats by {by}");
     }
+    // ls: the same sessions.
+    let server = env.run(&["ls", "--db", &url, "--json"]);
+    assert_eq!(server.status, 0, "{}", server.stderr);
+    let listed = |s: &str| {
+        let v: Vec<serde_json::Value> = serde_json::from_str(s).unwrap();
+        let mut ids: Vec<(String, String, u64)> = v
+            .iter()
+            .map(|r| {
+                (
+                    r["id"].as_str().unwrap().to_string(),
+                    r["agent"].as_str().unwrap().to_string(),
+                    r["messages"].as_u64().unwrap_or(0),
+                )
+            })
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(listed(&server.stdout), listed(&local.stdout), "ls --db");
     // show, export and resume a session from the server.
     let ls: Vec<serde_json::Value> = serde_json::from_str(&local.stdout).unwrap();
     let id = ls[0]["id"].as_str().unwrap();
@@ -258,6 +277,13 @@ fn reading_commands_give_the_local_answers_from_the_server() {
     let server = env.run(&["export", "--db", &url, id, "--to", "json"]);
     assert_eq!(server.status, 0, "{}", server.stderr);
     assert_eq!(server.stdout, local.stdout);
+    let html = env.run(&["export", "--db", &url, id, "--to", "html"]);
+    assert_eq!(html.status, 0, "{}", html.stderr);
+    assert!(
+        html.stdout.starts_with("<!doctype html>"),
+        "{}",
+        &html.stdout[..100.min(html.stdout.len())]
+    );
     let r = env.run(&["resume", "--db", &url, id, "--in", "codex", "--json"]);
     assert_eq!(r.status, 0, "{}", r.stderr);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();

@@ -54,10 +54,10 @@ pub struct Args {
 
 /// Runs `agentlog export`.
 pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
-    if args.to == "html" {
-        return super::export_html::cmd_export_html(&args);
-    }
     let Some(arg) = args.session.as_deref() else {
+        if args.to == "html" {
+            return super::export_html::cmd_export_html(&args, None);
+        }
         anyhow::bail!("--all and --project export HTML only (--to html)");
     };
     let fetched = match &args.db {
@@ -71,6 +71,9 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
         ),
         None => (arg.to_string(), args.from.clone()),
     };
+    if args.to == "html" {
+        return super::export_html::cmd_export_html(&args, Some((&session_arg, from.as_deref())));
+    }
     let (_path, _format, read) = load::read(&session_arg, from.as_deref())?;
     for d in &read.diagnostics {
         crate::eprintln_clean!("{d}");

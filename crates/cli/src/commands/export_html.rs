@@ -10,9 +10,12 @@ use std::process::ExitCode;
 
 /// Runs `agentlog export --to html`: one session (to standard output or
 /// -o FILE), or --all / --project into -o DIR with an index page.
-pub fn cmd_export_html(args: &Args) -> anyhow::Result<ExitCode> {
-    if let Some(arg) = &args.session {
-        let (path, _format, mut read) = load::read(arg, args.from.as_deref())?;
+///
+/// `one` is the session to export (a path or id, and its format when
+/// known), when not all of them.
+pub fn cmd_export_html(args: &Args, one: Option<(&str, Option<&str>)>) -> anyhow::Result<ExitCode> {
+    if let Some((arg, from)) = one {
+        let (path, _format, mut read) = load::read(arg, from)?;
         for d in &read.diagnostics {
             crate::eprintln_clean!("{d}");
         }

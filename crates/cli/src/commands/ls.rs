@@ -37,6 +37,16 @@ pub struct Args {
     /// many sessions. See `agentlog index`.
     #[arg(long)]
     pub cached: bool,
+    /// List the sessions of the team database instead:
+    /// postgres://USER:PASSWORD@HOST:PORT/DATABASE.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "AGENTLOG_DB",
+        hide_env_values = true,
+        conflicts_with = "cached"
+    )]
+    pub db: Option<String>,
     /// Print the sessions as a JSON array.
     #[arg(long)]
     pub json: bool,
@@ -62,7 +72,10 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
             Source::Files
         },
     };
-    let listing = if args.cached {
+    let listing = if let Some(url) = &args.db {
+        let db = crate::commands::db::connect(url)?;
+        agentlog_api::list::list_in(&settings, &opts, &db)?
+    } else if args.cached {
         // The index and its refresh, with the notices of `search`.
         let loc = crate::commands::index::IndexLocation {
             index: std::env::var_os("AGENTLOG_INDEX")
