@@ -676,6 +676,25 @@ fn a_rewritten_history_reads_each_thought_and_call_once() {
     let mut t = thoughts.clone();
     t.dedup();
     assert_eq!(t, thoughts, "a thought read twice: {thoughts:?}");
+    // A result Gemini recorded as a user record's functionResponse is not
+    // read a second time from the model turn's toolCalls.
+    let results = |role: Role| -> Vec<String> {
+        s.active_branch()
+            .iter()
+            .filter_map(|e| e.message())
+            .filter(|m| m.role == role)
+            .flat_map(|m| m.content.iter())
+            .filter_map(|b| match &b.kind {
+                agentlog_model::BlockKind::ToolResult { tool_call_id, .. } => tool_call_id.clone(),
+                _ => None,
+            })
+            .collect()
+    };
+    let from_user = results(Role::User);
+    assert!(!from_user.is_empty());
+    for id in results(Role::Assistant) {
+        assert!(!from_user.contains(&id), "result of {id} read twice");
+    }
     // And the file is still written back as it was.
     let mut out = Vec::new();
     gemini().write(s, &mut out).unwrap();

@@ -22,6 +22,7 @@ pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         Some(Value::Object(obj)) if !looks_like_log_line(&obj) => read_json(path, obj)?,
         _ => read_jsonl(path, bytes)?,
     };
+    super::record::drop_repeated_results(&mut read.session);
     let meta = &mut read.session.meta;
     if let Some(root) = project_root(path) {
         meta.cwd = Some(root);

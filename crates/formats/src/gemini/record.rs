@@ -479,3 +479,38 @@ fn part_value(b: &Block, native: bool) -> Option<Value> {
     }
     Some(Value::Object(o))
 }
+
+/// Drops the tool results read from a model turn's `toolCalls[].result`
+/// when Gemini also recorded them as `functionResponse` parts of a user
+/// record (it does both): each result is then read once, from the record
+/// the API history holds. The call keeps its `result`, so the file is
+/// written back as it was.
+pub(super) fn drop_repeated_results(session: &mut agentlog_model::Session) {
+    use agentlog_model::EntryKind;
+    let answered: std::collections::HashSet<String> = session
+        .entries
+        .iter()
+        .filter_map(|e| e.message())
+        .flat_map(|m| m.content.iter())
+        .filter(|b| b.extra.contains_key(RAW_PART))
+        .filter_map(|b| match &b.kind {
+            BlockKind::ToolResult {
+                tool_call_id: Some(id),
+                ..
+            } => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    if answered.is_empty() {
+        return;
+    }
+    for e in &mut session.entries {
+        if let EntryKind::Message(m) = &mut e.kind {
+            m.content.retain(|b| {
+                !(b.extra.contains_key(DERIVED)
+                    && matches!(&b.kind, BlockKind::ToolResult { tool_call_id: Some(id), .. }
+                        if answered.contains(id)))
+            });
+        }
+    }
+}
