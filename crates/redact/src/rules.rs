@@ -4,6 +4,7 @@ use crate::RedactError;
 use aho_corasick::AhoCorasick;
 use regex::Regex;
 use serde::Deserialize;
+use std::sync::OnceLock;
 
 /// The rules built into agentlog (`src/rules.toml`).
 pub const BUILTIN_RULES: &str = include_str!("rules.toml");
@@ -60,19 +61,19 @@ struct FieldSpec {
 pub(crate) struct Rule {
     pub id: String,
     pub description: String,
-    regex: Regex,
+    regex: LazyRegex,
     group: usize,
     min_entropy: f64,
     needs_digit: bool,
-    allow: Vec<Regex>,
+    allow: Vec<LazyRegex>,
 }
 
 /// One compiled field rule: a string value under a key that names a secret.
 #[derive(Debug)]
 pub(crate) struct FieldRule {
     pub id: String,
-    key: Regex,
-    value: Regex,
+    key: LazyRegex,
+    value: LazyRegex,
 }
 
 /// What one kind of secret is, as the rules file describes it.
@@ -97,7 +98,7 @@ pub(crate) struct Hit {
 pub(crate) struct Rules {
     pub rules: Vec<Rule>,
     pub fields: Vec<FieldRule>,
-    placeholders: Vec<Regex>,
+    placeholders: Vec<LazyRegex>,
     /// Keywords of every rule, ASCII case-insensitive.
     keywords: AhoCorasick,
     /// For each keyword pattern, the rule it belongs to.
@@ -106,10 +107,48 @@ pub(crate) struct Rules {
     always: Vec<usize>,
 }
 
-fn compile(what: &str, pattern: &str) -> Result<Regex, RedactError> {
-    Regex::new(pattern).map_err(|e| RedactError::Rules {
-        message: format!("{what}: {e}"),
-    })
+/// A pattern checked when the rules are loaded and compiled the first time
+/// it is needed: most rules never run in a process (their keywords do not
+/// occur), so a short command does not pay for compiling them all.
+#[derive(Debug)]
+pub(crate) struct LazyRegex {
+    pattern: String,
+    compiled: OnceLock<Option<Regex>>,
+}
+
+impl LazyRegex {
+    /// Returns the compiled pattern (`None` only if the regex engine
+    /// refuses a pattern its parser accepted, when it never matches).
+    pub(crate) fn get(&self) -> Option<&Regex> {
+        self.compiled
+            .get_or_init(|| Regex::new(&self.pattern).ok())
+            .as_ref()
+    }
+
+    /// True when the pattern matches somewhere in `text`.
+    pub(crate) fn is_match(&self, text: &str) -> bool {
+        self.get().is_some_and(|r| r.is_match(text))
+    }
+}
+
+/// Checks `pattern` (syntax and size) and returns it to be compiled when
+/// first used, with its number of capture groups (the whole match
+/// included).
+fn compile(what: &str, pattern: &str) -> Result<(LazyRegex, usize), RedactError> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(pattern)
+        .map_err(|e| RedactError::Rules {
+            message: format!("{what}: {e}"),
+        })?;
+    let groups = hir.properties().explicit_captures_len() + 1;
+    Ok((
+        LazyRegex {
+            pattern: pattern.to_string(),
+            compiled: OnceLock::new(),
+        },
+        groups,
+    ))
 }
 
 impl Rules {
@@ -122,7 +161,7 @@ impl Rules {
             .allow
             .placeholders
             .iter()
-            .map(|p| compile("allow.placeholders", p))
+            .map(|p| compile("allow.placeholders", p).map(|(r, _)| r))
             .collect::<Result<Vec<_>, _>>()?;
         let mut rules = Vec::new();
         let mut patterns = Vec::new();
@@ -130,8 +169,8 @@ impl Rules {
         let mut always = Vec::new();
         for (i, spec) in file.rule.into_iter().enumerate() {
             let what = format!("rule {}", spec.id);
-            let regex = compile(&what, &spec.regex)?;
-            if spec.group >= regex.captures_len() {
+            let (regex, groups) = compile(&what, &spec.regex)?;
+            if spec.group >= groups {
                 return Err(RedactError::Rules {
                     message: format!("{what}: no capture group {}", spec.group),
                 });
@@ -151,7 +190,7 @@ impl Rules {
             let allow = spec
                 .allow
                 .iter()
-                .map(|p| compile(&what, p))
+                .map(|p| compile(&what, p).map(|(r, _)| r))
                 .collect::<Result<Vec<_>, _>>()?;
             rules.push(Rule {
                 id: spec.id,
@@ -169,8 +208,8 @@ impl Rules {
             .map(|f| {
                 let what = format!("field {}", f.id);
                 Ok(FieldRule {
-                    key: compile(&what, &f.key)?,
-                    value: compile(&what, &f.value)?,
+                    key: compile(&what, &f.key)?.0,
+                    value: compile(&what, &f.value)?.0,
                     id: f.id,
                 })
             })
@@ -216,12 +255,15 @@ impl Rules {
             if !run[i] {
                 continue;
             }
+            let Some(regex) = rule.regex.get() else {
+                continue;
+            };
             if rule.group == 0 {
-                for m in rule.regex.find_iter(text) {
+                for m in regex.find_iter(text) {
                     self.accept(&mut hits, i, rule, m.start(), m.end(), text);
                 }
             } else {
-                for caps in rule.regex.captures_iter(text) {
+                for caps in regex.captures_iter(text) {
                     let m = match caps.get(rule.group).or_else(|| caps.get(0)) {
                         Some(m) => m,
                         None => continue,
@@ -292,6 +334,23 @@ pub(crate) fn entropy(s: &str) -> f64 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn every_built_in_pattern_compiles() {
+        let rules = Rules::parse(crate::BUILTIN_RULES).unwrap();
+        for r in &rules.rules {
+            assert!(r.regex.get().is_some(), "{}", r.id);
+            assert!(r.allow.iter().all(|a| a.get().is_some()), "{}", r.id);
+        }
+        for f in &rules.fields {
+            assert!(f.key.get().is_some() && f.value.get().is_some(), "{}", f.id);
+        }
+        assert!(rules.placeholders.iter().all(|p| p.get().is_some()));
+        // A pattern that does not parse is refused when the rules load.
+        let bad = "[[rule]]\nid = \"x\"\ndescription = \"x\"\nregex = \"(unclosed\"\n";
+        assert!(Rules::parse(bad).is_err());
+    }
+
     use super::*;
 
     #[test]
