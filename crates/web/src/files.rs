@@ -255,7 +255,7 @@ mod tests {
     fn names_never_leave_the_folder_and_foreign_files_are_kept() {
         assert_eq!(
             file_name("claude", "../../etc/passwd"),
-            "claude-.._.._etc_passwd"
+            "claude-_.._etc_passwd"
         );
         assert_eq!(file_name("pi", "..."), "pi-session");
         assert!(!file_name("a/b", "/x").contains('/'));
