@@ -48,6 +48,7 @@ pub mod codelia;
 pub mod codex;
 pub mod copilot;
 pub mod cursor;
+pub mod droid;
 pub mod gemini;
 pub mod jido;
 pub mod json;

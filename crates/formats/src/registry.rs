@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// Every format, in the order detection prefers them on a tie.
 pub fn all() -> &'static [&'static dyn Format] {
-    static ALL: [&dyn Format; 16] = [
+    static ALL: [&dyn Format; 17] = [
         &crate::pi::FORMAT,
         &crate::claude::FORMAT,
         &crate::codex::FORMAT,
@@ -19,6 +19,7 @@ pub fn all() -> &'static [&'static dyn Format] {
         &crate::qwen::FORMAT,
         &crate::cline::FORMAT,
         &crate::aider::FORMAT,
+        &crate::droid::FORMAT,
         &crate::codelia::FORMAT,
         &crate::jido::FORMAT,
         &crate::specstory::FORMAT,

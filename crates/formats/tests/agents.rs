@@ -600,3 +600,65 @@ fn cline_real_session_reads_turns_calls_and_usage() {
     let u = s.total_usage();
     assert_eq!((u.input, u.cache_read, u.output), (91 + 92, 20, 40));
 }
+
+// ---- Factory Droid ----
+
+#[test]
+fn droid_session_store_and_stream_read_turns_calls_and_results() {
+    let f = registry::by_name("droid").unwrap();
+    let store = shared("secondary/droid/as-session_store_small.jsonl");
+    assert_eq!(registry::detect(&store).unwrap().name(), "droid");
+    let s = f.read_path(&store).unwrap().session;
+    assert_eq!(s.meta.id, "droid_s1");
+    assert_eq!(s.meta.title.as_deref(), Some("Stage0 Droid Small"));
+    assert_eq!(s.meta.agent_version.as_deref(), Some("0.81.0"));
+    assert_eq!(s.meta.cwd.as_deref(), Some("/tmp"));
+    assert_eq!(tool_calls(&s), [("tu1".to_string(), "Execute".to_string())]);
+    let r = results(&s);
+    assert_eq!(r.len(), 1);
+    assert!(r[0].1.contains("No such file or directory"), "{r:?}");
+    // The branch runs from the first message to the last.
+    let branch: Vec<&str> = s.active_branch().iter().map(|e| e.id.as_str()).collect();
+    assert!(branch.ends_with(&["m1", "m2", "m3"]), "{branch:?}");
+
+    let stream = shared("secondary/droid/as-stream_json_small.jsonl");
+    assert_eq!(registry::detect(&stream).unwrap().name(), "droid");
+    let s = f.read_path(&stream).unwrap().session;
+    assert_eq!(s.meta.id, "sid_stage0_small");
+    assert_eq!(s.prompts(), ["Do thing"]);
+    assert_eq!(tool_calls(&s), [("c1".to_string(), "Shell".to_string())]);
+    assert_eq!(results(&s), [("c1".to_string(), "hi\n".to_string())]);
+    let last = s
+        .active_branch()
+        .last()
+        .unwrap()
+        .message()
+        .unwrap()
+        .text_content();
+    assert_eq!(last, "Done");
+}
+
+#[test]
+fn droid_sessions_are_found_where_droid_keeps_them() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join(".factory/sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        shared("secondary/droid/as-session_store_small.jsonl"),
+        dir.join("droid_s1.jsonl"),
+    )
+    .unwrap();
+    let env = agentlog_formats::discover::DiscoverEnv::with_home(home.path());
+    let found = registry::by_name("droid").unwrap().discover(&env);
+    assert_eq!(found, [dir.join("droid_s1.jsonl")]);
+    // $DROID_SESSIONS_DIR moves them.
+    let mut env = env;
+    env.vars.insert(
+        "DROID_SESSIONS_DIR".into(),
+        home.path().join("elsewhere").display().to_string(),
+    );
+    assert!(registry::by_name("droid")
+        .unwrap()
+        .discover(&env)
+        .is_empty());
+}

@@ -78,6 +78,13 @@ const SAMPLES: &[(&str, &[&str])] = &[
     ("qwen", &["crates/formats/tests/fixtures/qwen/0.24.4/projects"]),
     ("cline", &["crates/formats/tests/fixtures/cline/3.0.65/sessions"]),
     ("aider", &["crates/formats/tests/fixtures/aider/0.86.2"]),
+    (
+        "droid",
+        &[
+            "shared/native/secondary/droid/as-session_store_small.jsonl",
+            "shared/native/secondary/droid/as-stream_json_small.jsonl",
+        ],
+    ),
 ];
 
 /// Formats whose writer gives back a file it read as the same JSON values,
