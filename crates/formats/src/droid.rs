@@ -11,10 +11,11 @@
 //!   `parameters`), `tool_result` (`toolCallId`, `value`), `completion`
 //!   (`finalText`), each with `session_id` and `timestamp`.
 //!
-//! Records of other types are kept verbatim. Reading only. The shapes come
-//! from public sample files (see `../shared/fixtures/native/PROVENANCE.md`);
-//! the CLI itself (`@factory/cli` on npm) has not been run against the mock
-//! model server yet.
+//! Records of other types are kept verbatim. Droid opens a session with a
+//! user message of its own (`context-…`, `<system-reminder>` blocks): it is
+//! marked injected. Reading only. Checked against a file Droid 0.225.2
+//! (`@factory/cli` from npm) wrote against the mock model server, and
+//! public sample files of older shapes.
 
 use crate::env::{walk_files, DiscoverEnv};
 use crate::{jsonl, Diagnostic, Format, FormatError, Read};
@@ -157,6 +158,10 @@ impl Format for DroidFormat {
                     m.content.push(Block::text(t.to_string()));
                     entry(n, &o, EntryKind::Message(m), &prev, &["finalText"])
                 }),
+                // Bookkeeping Droid writes after each turn: kept as it is.
+                "agent_turn_outcome" => {
+                    Some(unknown(n, Some(&ty), Value::Object(o.clone()), &prev))
+                }
                 _ => None,
             };
             let entry = match entry {
@@ -294,6 +299,21 @@ fn store_message(o: &Map<String, Value>, n: u64, prev: &Option<String>) -> Optio
         if k != "role" && k != "content" {
             m.extra.insert(k.clone(), v.clone());
         }
+    }
+    // Droid opens a session with a user message of its own (id
+    // `context-…`, `<system-reminder>` blocks: tools, skills, the
+    // environment): context it injects, not a prompt.
+    let context_id = o
+        .get("id")
+        .and_then(Value::as_str)
+        .is_some_and(|id| id.starts_with("context-"));
+    if m.role == Role::User
+        && (context_id
+            || m.text_content()
+                .trim_start()
+                .starts_with("<system-reminder>"))
+    {
+        m.injected = Some("system-reminder".into());
     }
     Some(entry(n, o, EntryKind::Message(m), prev, &["message"]))
 }

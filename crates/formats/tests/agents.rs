@@ -662,3 +662,48 @@ fn droid_sessions_are_found_where_droid_keeps_them() {
         .discover(&env)
         .is_empty());
 }
+
+#[test]
+fn droid_real_session_reads_its_prompt_answer_and_injected_context() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join(".factory/sessions/-tmp-droid-proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = "48be4979-1406-4b8b-9be8-69751213e898.jsonl";
+    std::fs::copy(
+        fixture(&format!("droid/0.225.2/sessions/-tmp-droid-proj/{name}")),
+        dir.join(name),
+    )
+    .unwrap();
+    let env = agentlog_formats::discover::DiscoverEnv::with_home(home.path());
+    let f = registry::by_name("droid").unwrap();
+    let found = f.discover(&env);
+    assert_eq!(found, [dir.join(name)]);
+    assert_eq!(registry::detect(&found[0]).unwrap().name(), "droid");
+    let read = f.read_path(&found[0]).unwrap();
+    let s = read.session;
+    assert_eq!(s.meta.id, "48be4979-1406-4b8b-9be8-69751213e898");
+    assert_eq!(s.meta.title.as_deref(), Some("hello there"));
+    assert_eq!(s.meta.cwd.as_deref(), Some("/tmp/droid/proj"));
+    // Droid's own context message is injected, not a prompt.
+    assert_eq!(s.prompts(), ["hello there"]);
+    assert_eq!(s.message_count(), 2);
+    let branch = s.active_branch();
+    let last = branch.last().unwrap();
+    assert!(
+        matches!(last.kind, EntryKind::Unknown { .. }),
+        "the turn outcome record"
+    );
+    let answer = s
+        .active_branch()
+        .iter()
+        .rev()
+        .find_map(|e| e.message().filter(|m| m.role == Role::Assistant))
+        .unwrap()
+        .text_content();
+    assert_eq!(answer, "ok");
+    assert!(
+        read.diagnostics.iter().all(|d| d.code != "unknown-type"),
+        "{:?}",
+        read.diagnostics
+    );
+}

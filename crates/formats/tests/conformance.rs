@@ -81,6 +81,7 @@ const SAMPLES: &[(&str, &[&str])] = &[
     (
         "droid",
         &[
+            "crates/formats/tests/fixtures/droid/0.225.2/sessions",
             "shared/native/secondary/droid/as-session_store_small.jsonl",
             "shared/native/secondary/droid/as-stream_json_small.jsonl",
         ],
