@@ -98,7 +98,7 @@ fn workspace() -> PathBuf {
 
 fn resolve(rel: &str) -> PathBuf {
     match rel.strip_prefix("shared/") {
-        Some(r) => workspace().join("../../shared/fixtures").join(r),
+        Some(r) => workspace().join("../shared/fixtures").join(r),
         None => workspace().join(rel),
     }
 }
