@@ -266,3 +266,51 @@ pub fn tree_diagnostics(path: &Path, session: &agentlog_model::Session) -> Vec<D
     }
     out
 }
+
+/// Reads `path` as `format` and returns the session with the checks every
+/// format shares: the reader's diagnostics and the parent links
+/// ([`tree_diagnostics`]). Each format's `validate` adds its own rules.
+pub fn read_and_check(
+    format: &(impl crate::Format + ?Sized),
+    path: &Path,
+) -> Result<(agentlog_model::Session, Vec<Diagnostic>), crate::FormatError> {
+    let read = format.read_path(path)?;
+    let mut diags = read.diagnostics;
+    diags.extend(tree_diagnostics(path, &read.session));
+    Ok((read.session, diags))
+}
+
+/// Returns a warning for every tool result that names a call id no earlier
+/// tool call of `session` has: the reader keeps it, but an agent that
+/// continues the session may refuse it (the model API pairs results with
+/// calls).
+pub fn orphan_results(path: &Path, session: &agentlog_model::Session) -> Vec<Diagnostic> {
+    use agentlog_model::{BlockKind, EntryKind};
+    let mut calls = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for e in &session.entries {
+        let EntryKind::Message(m) = &e.kind else {
+            continue;
+        };
+        for b in &m.content {
+            match &b.kind {
+                BlockKind::ToolCall { id: Some(id), .. } => {
+                    calls.insert(id.as_str());
+                }
+                BlockKind::ToolResult {
+                    tool_call_id: Some(id),
+                    ..
+                } if !calls.contains(id.as_str()) => {
+                    out.push(Diagnostic::warning(
+                        path,
+                        e.line,
+                        "orphan-result",
+                        format!("a tool result names call {id}, which no earlier tool call has"),
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}

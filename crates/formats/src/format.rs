@@ -71,10 +71,7 @@ pub trait Format: Send + Sync {
     /// returns every problem found. By default these are the reader's
     /// diagnostics; formats with a schema check more.
     fn validate(&self, path: &Path) -> Result<Vec<crate::Diagnostic>, FormatError> {
-        let read = self.read_path(path)?;
-        let mut d = read.diagnostics;
-        d.extend(crate::diag::tree_diagnostics(path, &read.session));
-        Ok(d)
+        crate::diag::read_and_check(self, path).map(|(_, d)| d)
     }
 
     /// Returns the record types and fields of `read` (a file this format
