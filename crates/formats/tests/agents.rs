@@ -669,11 +669,13 @@ fn droid_real_session_reads_its_prompt_answer_and_injected_context() {
     let dir = home.path().join(".factory/sessions/-tmp-droid-proj");
     std::fs::create_dir_all(&dir).unwrap();
     let name = "48be4979-1406-4b8b-9be8-69751213e898.jsonl";
-    std::fs::copy(
-        fixture(&format!("droid/0.225.2/sessions/-tmp-droid-proj/{name}")),
-        dir.join(name),
-    )
-    .unwrap();
+    for file in [name.to_string(), name.replace(".jsonl", ".settings.json")] {
+        std::fs::copy(
+            fixture(&format!("droid/0.225.2/sessions/-tmp-droid-proj/{file}")),
+            dir.join(&file),
+        )
+        .unwrap();
+    }
     let env = agentlog_formats::discover::DiscoverEnv::with_home(home.path());
     let f = registry::by_name("droid").unwrap();
     let found = f.discover(&env);
@@ -701,6 +703,10 @@ fn droid_real_session_reads_its_prompt_answer_and_injected_context() {
         .unwrap()
         .text_content();
     assert_eq!(answer, "ok");
+    // The session's token total, from the settings file beside it.
+    let total = s.total_usage();
+    assert_eq!((total.input, total.output), (10245, 2));
+    assert_eq!(s.meta.model.model.as_deref(), Some("custom:Mock-0"));
     assert!(
         read.diagnostics.iter().all(|d| d.code != "unknown-type"),
         "{:?}",

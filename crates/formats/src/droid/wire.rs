@@ -1,0 +1,78 @@
+//! What Droid's records are made of: the type of a file's first record, the
+//! roles and the Anthropic-style content blocks of its messages, and the
+//! token usage of the `<id>.settings.json` beside a stored session.
+
+use crate::jsonl;
+use agentlog_model::{Block, BlockKind, Extra, Role, Usage};
+use serde_json::{Map, Value};
+
+/// The type of the first record, when it is one of Droid's.
+pub(super) fn first_type(head: &[u8]) -> Option<(String, Map<String, Value>)> {
+    let Some(Value::Object(o)) = jsonl::first_value(head) else {
+        return None;
+    };
+    let ty = o.get("type")?.as_str()?.to_string();
+    Some((ty, o))
+}
+
+pub(super) fn role_of(s: &str) -> Role {
+    match s {
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        "system" => Role::System,
+        other => Role::Custom(other.to_string()),
+    }
+}
+
+/// One Anthropic-style content block.
+pub(super) fn block(v: &Value) -> Block {
+    let other = || Block {
+        kind: BlockKind::Other { value: v.clone() },
+        extra: Extra::new(),
+    };
+    let Some(o) = v.as_object() else {
+        return other();
+    };
+    let s = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
+    match o.get("type").and_then(Value::as_str) {
+        Some("text") => s("text").map_or_else(other, Block::text),
+        Some("thinking") => {
+            s("thinking").map_or_else(other, |t| Block::thinking(t, s("signature")))
+        }
+        Some("tool_use") => match s("name") {
+            Some(name) => Block::tool_call(
+                s("id"),
+                name,
+                o.get("input").cloned().unwrap_or(Value::Null),
+            ),
+            None => other(),
+        },
+        Some("tool_result") => {
+            let content = match o.get("content") {
+                Some(Value::String(t)) => vec![Block::text(t.clone())],
+                Some(Value::Array(items)) => items.iter().map(block).collect(),
+                _ => Vec::new(),
+            };
+            let failed = o.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+            Block::tool_result(s("tool_use_id"), content, failed)
+        }
+        _ => other(),
+    }
+}
+
+/// Reads a `tokenUsage` object of Droid's settings file: `inputTokens`
+/// (without the cache reads, which Droid counts apart), `outputTokens`,
+/// `cacheCreationTokens`, `cacheReadTokens`, `thinkingTokens`.
+pub(super) fn usage_of(u: &Value) -> Option<Usage> {
+    let o = u.as_object()?;
+    let n = |k: &str| o.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let usage = Usage {
+        input: n("inputTokens"),
+        output: n("outputTokens"),
+        cache_write: n("cacheCreationTokens"),
+        cache_read: n("cacheReadTokens"),
+        reasoning: n("thinkingTokens"),
+        ..Usage::default()
+    };
+    (usage != Usage::default()).then_some(usage)
+}
