@@ -15,11 +15,12 @@
 //! `agentlog:claude` key (which writers of other formats ignore).
 
 mod read;
+mod validate;
 mod wire;
 mod write;
 
 use crate::env::DiscoverEnv;
-use crate::{Fidelity, Format, FormatError, Read, ResumePlan};
+use crate::{Diagnostic, Fidelity, Format, FormatError, Read, ResumePlan};
 use agentlog_model::{Agent, Session};
 use serde_json::Value;
 use std::io::Write;
@@ -128,6 +129,10 @@ impl Format for ClaudeFormat {
             session,
             diagnostics,
         })
+    }
+
+    fn validate(&self, path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
+        validate::validate(path)
     }
 
     fn resume_plan(&self, session: &Session, env: &DiscoverEnv) -> Result<ResumePlan, FormatError> {
