@@ -61,9 +61,10 @@
 //! is the session id when it is a UUID, and a UUID derived from it otherwise
 //! ([`rollout_id`]).
 
-mod items;
 mod read;
 mod usage;
+mod validate;
+mod wire;
 mod write;
 
 use crate::env::{walk_files, DiscoverEnv};
@@ -160,6 +161,10 @@ impl Format for CodexFormat {
 
     fn read_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         read::read(path, bytes)
+    }
+
+    fn validate(&self, path: &Path) -> Result<Vec<crate::Diagnostic>, FormatError> {
+        validate::validate(path)
     }
 
     /// Returns `<CODEX_HOME or ~/.codex>/sessions/YYYY/MM/DD/rollout-<local

@@ -1,7 +1,7 @@
 //! Reading Codex rollouts into the model.
 
-use super::items::{event_to_message, item_to_message, message_items, ENVELOPE};
 use super::usage::UsageTracker;
+use super::wire::{event_to_message, item_to_message, message_items, ENVELOPE};
 use super::{BARE, DOCUMENT, FORMAT_NAME};
 use crate::{jsonl, Diagnostic, FormatError, Read};
 use agentlog_model::{

@@ -1,7 +1,7 @@
 //! Writing sessions as Codex rollouts.
 
-use super::items::{message_items, ENVELOPE};
 use super::usage::usage_value;
+use super::wire::{message_items, ENVELOPE};
 use super::{rollout_id, BARE, DOCUMENT, FORMAT_NAME};
 use crate::{Fidelity, FormatError};
 use agentlog_model::{
