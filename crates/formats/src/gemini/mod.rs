@@ -46,7 +46,8 @@
 //! branch, with a [`Fidelity`] report of the rest.
 
 mod read;
-mod record;
+mod validate;
+mod wire;
 mod write;
 
 use crate::env::{list_dirs, walk_files, DiscoverEnv};
@@ -323,6 +324,10 @@ impl Format for GeminiFormat {
                 .collect()
         };
         without_header_only_siblings(files)
+    }
+
+    fn validate(&self, path: &Path) -> Result<Vec<crate::Diagnostic>, FormatError> {
+        validate::validate(path)
     }
 
     fn read_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {

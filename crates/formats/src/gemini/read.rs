@@ -1,6 +1,6 @@
 //! Reading Gemini CLI chats (`.json` objects and `.jsonl` event logs).
 
-use super::record::{message_record, record_id, record_message, CHECKPOINT};
+use super::wire::{message_record, record_id, record_message, CHECKPOINT};
 use super::{FORMAT_NAME, JSON, JSONL, NO_MESSAGES};
 use crate::{jsonl, Diagnostic, FormatError, Read};
 use agentlog_model::{Agent, Entry, EntryKind, Extra, Session, SessionMeta, Timestamp};
@@ -22,7 +22,7 @@ pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         Some(Value::Object(obj)) if !looks_like_log_line(&obj) => read_json(path, obj)?,
         _ => read_jsonl(path, bytes)?,
     };
-    super::record::drop_repeated_results(&mut read.session);
+    super::wire::drop_repeated_results(&mut read.session);
     let meta = &mut read.session.meta;
     if let Some(root) = project_root(path) {
         meta.cwd = Some(root);

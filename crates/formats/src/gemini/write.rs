@@ -1,6 +1,6 @@
 //! Writing sessions as Gemini CLI chats.
 
-use super::record::{message_record, usage_tokens, CHECKPOINT};
+use super::wire::{message_record, usage_tokens, CHECKPOINT};
 use super::{gemini_session_id, FORMAT_NAME, JSON, NO_MESSAGES};
 use crate::{Fidelity, FormatError};
 use agentlog_model::{Block, BlockKind, EntryKind, Message, Role, Session, Timestamp, Usage};
@@ -237,7 +237,7 @@ impl Builder {
         if let Some(u) = &m.usage {
             let mut total: Usage = rec
                 .get("tokens")
-                .and_then(super::record::tokens_usage)
+                .and_then(super::wire::tokens_usage)
                 .unwrap_or_default();
             if rec.contains_key("tokens") {
                 total.total = None;
