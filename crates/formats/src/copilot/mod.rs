@@ -39,6 +39,8 @@
 //! --resume=<id>` continues; a [`Fidelity`] report names what it cannot hold.
 
 mod read;
+mod validate;
+mod wire;
 mod write;
 
 use crate::env::{list_dirs, walk_files, DiscoverEnv};
@@ -152,6 +154,10 @@ impl Format for CopilotFormat {
         Ok(read::read(path, bytes))
     }
 
+    fn validate(&self, path: &Path) -> Result<Vec<crate::Diagnostic>, FormatError> {
+        validate::validate(path)
+    }
+
     fn read_path(&self, path: &Path) -> Result<Read, FormatError> {
         let file = if path.is_dir() {
             path.join("events.jsonl")
@@ -192,13 +198,13 @@ impl Format for CopilotFormat {
 }
 
 /// The event types and `data` fields not seen in real files of the
-/// versions verified (see [`read::KNOWN`]).
+/// versions verified (see [`wire::KNOWN`]).
 fn drift(read: &Read) -> Vec<crate::drift::Drift> {
     use crate::drift::{DriftKind, Tally};
     use agentlog_model::{EntryKind, Role};
     let mut t = Tally::default();
     crate::drift::unknown_records(read, &mut t);
-    let known = |typ: &str| read::KNOWN.iter().find(|(k, _)| *k == typ).map(|(_, f)| *f);
+    let known = |typ: &str| wire::KNOWN.iter().find(|(k, _)| *k == typ).map(|(_, f)| *f);
     for e in &read.session.entries {
         t.fields(
             "envelope",

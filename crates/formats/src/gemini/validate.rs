@@ -7,11 +7,14 @@ use crate::{diag, jsonl, Diagnostic, FormatError};
 use serde_json::Value;
 use std::path::Path;
 
+/// A record and its line (0 inside a document).
+type Line = (u64, Value);
+
 /// Returns every problem of the chat at `path`.
 pub(super) fn validate(path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
     let (session, mut diags) = diag::read_and_check(&super::FORMAT, path)?;
     let bytes = crate::input::read_file(path)?;
-    let (header, messages): (Option<(u64, Value)>, Vec<(u64, Value)>) =
+    let (header, messages): (Option<Line>, Vec<Line>) =
         match serde_json::from_slice::<Value>(&bytes) {
             // The document: `{sessionId, …, messages: […]}`.
             Ok(doc) if doc.is_object() => {
