@@ -33,6 +33,8 @@
 //! [`Fidelity`] report names what it cannot hold.
 
 mod read;
+mod validate;
+mod wire;
 mod write;
 
 use crate::env::{list_dirs, walk_files, DiscoverEnv};
@@ -156,6 +158,10 @@ impl Format for QwenFormat {
 
     fn read_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         Ok(read::read(path, bytes))
+    }
+
+    fn validate(&self, path: &Path) -> Result<Vec<crate::Diagnostic>, FormatError> {
+        validate::validate(path)
     }
 
     fn drift(&self, read: &Read) -> Vec<crate::drift::Drift> {

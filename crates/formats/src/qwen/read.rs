@@ -1,10 +1,11 @@
 //! Reading Qwen Code chats.
 
+use super::wire::{only_keys, other, take_string, usage_of, KNOWN, KNOWN_PARTS, KNOWN_SUBTYPES};
 use super::{FORMAT_NAME, SOURCE};
 use crate::{Diagnostic, Read};
 use agentlog_model::{
     Agent, Block, BlockKind, Entry, EntryKind, Extra, Message, Role, Session, SessionMeta,
-    Timestamp, Usage,
+    Timestamp,
 };
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -21,77 +22,6 @@ pub(super) const RESPONSE_JSON: &str = "$response_json";
 pub(super) const NO_ARGS: &str = "$no_args";
 /// Block-extra key of a tool result's `functionResponse.name`.
 pub(super) const RESPONSE_NAME: &str = "$name";
-
-/// The record types and fields seen in real Qwen Code files (0.24.4); the
-/// drift report names the others.
-pub const KNOWN: &[(&str, &[&str])] = &[
-    (
-        "user",
-        &[
-            "cwd",
-            "message",
-            "parentUuid",
-            "provenance",
-            "sessionId",
-            "timestamp",
-            "type",
-            "uuid",
-            "version",
-        ],
-    ),
-    (
-        "assistant",
-        &[
-            "cwd",
-            "message",
-            "model",
-            "parentUuid",
-            "provenance",
-            "sessionId",
-            "timestamp",
-            "type",
-            "usageMetadata",
-            "uuid",
-            "version",
-        ],
-    ),
-    (
-        "tool_result",
-        &[
-            "cwd",
-            "message",
-            "parentUuid",
-            "provenance",
-            "sessionId",
-            "timestamp",
-            "toolCallResult",
-            "type",
-            "uuid",
-            "version",
-        ],
-    ),
-    (
-        "system",
-        &[
-            "cwd",
-            "parentUuid",
-            "provenance",
-            "sessionId",
-            "subtype",
-            "systemPayload",
-            "timestamp",
-            "type",
-            "uuid",
-            "version",
-        ],
-    ),
-];
-
-/// System record subtypes seen in real files.
-pub const KNOWN_SUBTYPES: &[&str] = &["ui_telemetry", "attribution_snapshot"];
-
-/// Part kinds (the key that makes a part what it is) seen in real files.
-pub const KNOWN_PARTS: &[&str] = &["text", "functionCall", "functionResponse"];
 
 pub(super) fn read(path: &Path, bytes: &[u8]) -> Read {
     let mut diags = Vec::new();
@@ -110,16 +40,6 @@ pub(super) fn read(path: &Path, bytes: &[u8]) -> Read {
     Read {
         session,
         diagnostics: diags,
-    }
-}
-
-fn take_string(obj: &mut Map<String, Value>, key: &str) -> Option<String> {
-    match obj.get(key) {
-        Some(Value::String(_)) => match obj.remove(key) {
-            Some(Value::String(s)) => Some(s),
-            _ => None,
-        },
-        _ => None,
     }
 }
 
@@ -256,34 +176,6 @@ fn note_meta(meta: &mut SessionMeta, obj: &Map<String, Value>, ts: Option<&Times
     }
 }
 
-fn num(v: Option<&Value>) -> u64 {
-    v.and_then(Value::as_u64).unwrap_or(0)
-}
-
-/// Reads `usageMetadata`.
-pub fn usage_of(u: &Value) -> Usage {
-    let prompt = num(u.get("promptTokenCount"));
-    let cached = num(u.get("cachedContentTokenCount"));
-    let candidates = num(u.get("candidatesTokenCount"));
-    let thoughts = num(u.get("thoughtsTokenCount"));
-    let total = u.get("totalTokenCount").and_then(Value::as_u64);
-    // Gemini's own counts leave thoughts out of the candidates (the total
-    // adds them); the OpenAI-compatible path counts them in.
-    let output = if total == Some(prompt + candidates + thoughts) && thoughts > 0 {
-        candidates + thoughts
-    } else {
-        candidates
-    };
-    Usage {
-        input: prompt.saturating_sub(cached),
-        output,
-        cache_read: cached,
-        reasoning: thoughts,
-        total,
-        ..Usage::default()
-    }
-}
-
 fn message(t: &str, mut msg: Map<String, Value>, rec: &mut Map<String, Value>) -> Message {
     let role = match t {
         "user" => Role::User,
@@ -329,19 +221,6 @@ fn message(t: &str, mut msg: Map<String, Value>, rec: &mut Map<String, Value>) -
         }
     }
     m
-}
-
-/// Keys of an object, when it has exactly keys from `allowed`.
-fn only_keys(v: &Value, allowed: &[&str]) -> bool {
-    v.as_object()
-        .is_some_and(|o| o.keys().all(|k| allowed.contains(&k.as_str())))
-}
-
-fn other(v: Value) -> Block {
-    Block {
-        kind: BlockKind::Other { value: v },
-        extra: Extra::new(),
-    }
 }
 
 fn part(p: Value) -> Block {
