@@ -35,6 +35,8 @@
 //! Writing is not supported: the database belongs to the running agent.
 
 mod read;
+mod validate;
+mod wire;
 
 use crate::env::DiscoverEnv;
 use crate::member::{member_path, split_member};
@@ -184,5 +186,9 @@ impl Format for OpenCodeFormat {
             None => (path.to_path_buf(), None),
         };
         read::read(self, &db, id.as_deref(), path)
+    }
+
+    fn validate(&self, path: &Path) -> Result<Vec<crate::Diagnostic>, FormatError> {
+        validate::validate(self, path)
     }
 }

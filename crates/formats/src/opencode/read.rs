@@ -1,10 +1,12 @@
 //! Reading one session out of an OpenCode database.
 
+use super::wire::{
+    millis, take_str, usage_of, KEPT_PARTS, KNOWN_MESSAGE, KNOWN_PART, KNOWN_SESSION,
+};
 use super::OpenCodeFormat;
 use crate::{Diagnostic, Format, FormatError, Read};
 use agentlog_model::{
-    Block, BlockKind, Entry, EntryKind, Extra, Message, Role, Session, SessionMeta, Timestamp,
-    Usage,
+    Block, BlockKind, Entry, EntryKind, Extra, Message, Role, Session, SessionMeta,
 };
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
@@ -14,79 +16,6 @@ use std::time::Duration;
 
 /// How long a read waits for a writer's lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// What real databases of the versions verified (OpenCode 1.18.33, Kilo
-/// 7.7.7) hold: message fields by role, part fields by part type, and
-/// session columns. The drift report names everything else.
-pub const KNOWN_MESSAGE: &[(&str, &[&str])] = &[
-    (
-        "user",
-        &["role", "time", "agent", "model", "summary", "tools"],
-    ),
-    (
-        "assistant",
-        &[
-            "role",
-            "time",
-            "agent",
-            "mode",
-            "path",
-            "parentID",
-            "modelID",
-            "providerID",
-            "finish",
-            "cost",
-            "tokens",
-        ],
-    ),
-];
-/// Part fields by part type (see [`KNOWN_MESSAGE`]).
-pub const KNOWN_PART: &[(&str, &[&str])] = &[
-    ("text", &["id", "type", "text", "time"]),
-    ("reasoning", &["id", "type", "text", "time"]),
-    ("tool", &["id", "type", "tool", "callID", "state"]),
-    (
-        "tool.state",
-        &["status", "input", "output", "metadata", "title", "time"],
-    ),
-    ("step-start", &["id", "type", "time"]),
-    (
-        "step-finish",
-        &["id", "type", "reason", "tokens", "cost", "time", "metrics"],
-    ),
-];
-/// Session columns (see [`KNOWN_MESSAGE`]).
-pub const KNOWN_SESSION: &[&str] = &[
-    "agent",
-    "cost",
-    "directory",
-    "id",
-    "metadata",
-    "model",
-    "parent_id",
-    "path",
-    "permission",
-    "project_id",
-    "revert",
-    "share_url",
-    "slug",
-    "summary_additions",
-    "summary_deletions",
-    "summary_diffs",
-    "summary_files",
-    "time_archived",
-    "time_compacting",
-    "time_created",
-    "time_updated",
-    "title",
-    "tokens_cache_read",
-    "tokens_cache_write",
-    "tokens_input",
-    "tokens_output",
-    "tokens_reasoning",
-    "version",
-    "workspace_id",
-];
 
 /// The drift report of a session read from an OpenCode database.
 pub(super) fn drift(read: &Read) -> Vec<crate::drift::Drift> {
@@ -158,17 +87,6 @@ pub(super) fn drift(read: &Read) -> Vec<crate::drift::Drift> {
     }
     t.into_items()
 }
-/// Bookkeeping part types kept in the message's extras.
-pub const KEPT_PARTS: &[&str] = &[
-    "step-start",
-    "step-finish",
-    "snapshot",
-    "patch",
-    "agent",
-    "subtask",
-    "retry",
-    "compaction",
-];
 
 fn sql_err(path: &Path, what: &str, e: rusqlite::Error) -> FormatError {
     FormatError::invalid(path, None, format!("{what}: {e}"))
@@ -273,10 +191,6 @@ fn rows(
         out.push(obj);
     }
     Ok(out)
-}
-
-fn millis(v: Option<&Value>) -> Option<Timestamp> {
-    v.and_then(Value::as_i64).map(Timestamp::Millis)
 }
 
 fn take_data(
@@ -441,26 +355,6 @@ pub(super) fn read(
     })
 }
 
-fn num(v: Option<&Value>) -> u64 {
-    v.and_then(Value::as_u64).unwrap_or(0)
-}
-
-/// Reads OpenCode's `tokens` object.
-pub fn usage_of(tokens: &Value, cost: Option<&Value>) -> Usage {
-    let reasoning = num(tokens.get("reasoning"));
-    let cache = tokens.get("cache");
-    Usage {
-        input: num(tokens.get("input")),
-        output: num(tokens.get("output")) + reasoning,
-        cache_read: num(cache.and_then(|c| c.get("read"))),
-        cache_write: num(cache.and_then(|c| c.get("write"))),
-        reasoning,
-        total: tokens.get("total").and_then(Value::as_u64),
-        cost_usd: cost.and_then(Value::as_f64).filter(|c| *c > 0.0),
-        ..Usage::default()
-    }
-}
-
 fn message(
     mut data: Map<String, Value>,
     parts: Vec<Map<String, Value>>,
@@ -567,17 +461,6 @@ fn message(
     }
     m.extra = data;
     m
-}
-
-fn take_str(p: &mut Map<String, Value>, k: &str) -> String {
-    match p.remove(k) {
-        Some(Value::String(s)) => s,
-        Some(other) => {
-            p.insert(k.to_string(), other);
-            String::new()
-        }
-        None => String::new(),
-    }
 }
 
 /// A tool part: the call, then its result when it has one.
