@@ -292,6 +292,22 @@ pub fn orphan_results(path: &Path, session: &agentlog_model::Session) -> Vec<Dia
         let EntryKind::Message(m) = &e.kind else {
             continue;
         };
+        // A tool message (pi's `toolResult`, …) names its call on the
+        // message rather than in a result block.
+        let in_blocks = m
+            .content
+            .iter()
+            .any(|b| matches!(b.kind, BlockKind::ToolResult { .. }));
+        if let (Some(id), false) = (&m.tool_call_id, in_blocks) {
+            if m.role != agentlog_model::Role::Assistant && !calls.contains(id.as_str()) {
+                out.push(Diagnostic::warning(
+                    path,
+                    e.line,
+                    "orphan-result",
+                    format!("a tool result names call {id}, which no earlier tool call has"),
+                ));
+            }
+        }
         for b in &m.content {
             match &b.kind {
                 BlockKind::ToolCall { id: Some(id), .. } => {

@@ -9,6 +9,7 @@
 use super::read::CONTENT_ROLES;
 use super::{is_v1, version_of_meta, ABSENT_KEY, CURRENT_VERSION};
 use crate::Fidelity;
+use agentlog_model::{Agent, SessionMeta};
 use agentlog_model::{
     Block, BlockKind, Entry, EntryKind, Extra, Message, Role, Session, Timestamp, Usage,
 };
@@ -684,4 +685,22 @@ fn custom_fields(custom_type: &str, data: Value) -> Map<String, Value> {
     f.insert("customType".into(), custom_type.into());
     f.insert("data".into(), data);
     f
+}
+
+/// Returns pi's JSON form of a message (`AgentMessage`): the fields a pi
+/// message had when it was read are kept; a message without a timestamp
+/// gets the current time in milliseconds.
+pub fn message_to_value(m: &agentlog_model::Message) -> Value {
+    let mut meta = SessionMeta::new("", Agent::Pi);
+    meta.format = Some("pi".into());
+    meta.format_version = Some(CURRENT_VERSION.into());
+    let session = Session::new(meta);
+    let mut w = Writer::new(&session);
+    let e = agentlog_model::Entry::new("", None, EntryKind::Resume);
+    let mut v = w.message_value(m, &e);
+    if !v.contains_key("timestamp") {
+        let now = agentlog_model::Timestamp::now().millis().unwrap_or(0);
+        v.insert("timestamp".into(), now.into());
+    }
+    Value::Object(v)
 }
