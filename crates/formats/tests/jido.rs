@@ -3,7 +3,7 @@
 //! schema checks and conversion with fidelity reports.
 
 use agentlog_formats::discover::DiscoverEnv;
-use agentlog_formats::jido::{schema, FORMAT};
+use agentlog_formats::jido::{validate as schema, FORMAT};
 use agentlog_formats::{registry, Format};
 use agentlog_model::{
     Agent, Block, Entry, EntryKind, Message, Role, Session, SessionMeta, Timestamp,

@@ -2,7 +2,7 @@
 //! version up, and restoring runs the steps from the file's version to
 //! [`CURRENT_VERSION`].
 
-pub use agentlog_formats::jido::schema::CURRENT_VERSION;
+pub use agentlog_formats::jido::validate::CURRENT_VERSION;
 use serde_json::{Map, Value};
 
 /// One step of the chain.

@@ -30,7 +30,7 @@ pub mod migrate;
 pub mod project;
 pub mod sanitize;
 
-pub use agentlog_formats::jido::schema::{validate, Problem, CURRENT_VERSION};
+pub use agentlog_formats::jido::validate::{validate, Problem, CURRENT_VERSION};
 
 use crate::snapshot::{is_temp_name, write_atomic};
 use crate::StoreError;

@@ -1,10 +1,13 @@
-//! The schema of a jido_code session file, checked field by field.
+//! What a jido_code session file must hold: its schema, checked field by
+//! field ([`validate`]), and the reader's diagnostics ([`validate_file`]).
 //!
 //! Every problem names the field (`conversation[3].role`) and what is wrong
 //! with it, so a person can fix the file.
 
+use crate::{Diagnostic, FormatError};
 use serde_json::Value;
 use std::fmt;
+use std::path::Path;
 
 /// The schema version this build writes and restores without migrating.
 pub const CURRENT_VERSION: u64 = 1;
@@ -277,6 +280,18 @@ fn check_todo(c: &mut Checker, t: &Value, path: &str) {
     if let Some(v) = obj.get("active_form") {
         c.string(v, &join(path, "active_form"));
     }
+}
+
+/// Returns every problem of the session file at `path`: what the reader
+/// reports and every field the schema finds wrong.
+pub(super) fn validate_file(path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
+    let (_, mut diags) = crate::diag::read_and_check(&super::FORMAT, path)?;
+    let bytes = crate::input::read_file(path)?;
+    let doc: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    for p in validate(&doc) {
+        diags.push(Diagnostic::error(path, None, "schema", p.to_string()));
+    }
+    Ok(diags)
 }
 
 #[cfg(test)]
