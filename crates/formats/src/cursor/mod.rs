@@ -14,17 +14,14 @@
 //! Its `blobEncryptionKey` is never kept: it is removed before anything is
 //! stored in `extra`. Reading only.
 
-mod content;
-mod meta;
-mod proto;
-mod store;
-mod transcript;
+mod read;
+mod validate;
+mod wire;
 
 use crate::env::{list_dirs, walk_files, DiscoverEnv};
 use crate::{Format, FormatError, Read};
 use agentlog_model::Agent;
 use std::collections::HashSet;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 /// The cursor format.
@@ -60,7 +57,7 @@ impl Format for CursorFormat {
         if head.is_empty() && path.join("store.db").is_file() {
             return 80;
         }
-        if transcript::looks_like(head) {
+        if read::looks_like(head) {
             if path_has_component(path, "agent-transcripts") {
                 90
             } else {
@@ -82,42 +79,15 @@ impl Format for CursorFormat {
     }
 
     fn read_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
-        if bytes.starts_with(SQLITE_MAGIC) {
-            if path.is_file() {
-                return store::read(path);
-            }
-            return Err(FormatError::invalid(
-                path,
-                None,
-                "a Cursor store.db can only be read from its file on disk",
-            ));
-        }
-        transcript::read(path, bytes)
+        read::read_bytes(path, bytes)
     }
 
     fn read_path(&self, path: &Path) -> Result<Read, FormatError> {
-        if path.is_dir() {
-            let db = path.join("store.db");
-            if db.is_file() {
-                return store::read(&db);
-            }
-            return Err(FormatError::invalid(
-                path,
-                None,
-                "a directory, but not a Cursor chat directory (no store.db in it)",
-            ));
-        }
-        let mut magic = [0u8; 16];
-        let n = crate::input::open_file(path)?
-            .0
-            .take(16)
-            .read(&mut magic)
-            .map_err(|e| FormatError::io(path, e))?;
-        if magic[..n] == *SQLITE_MAGIC {
-            return store::read(path);
-        }
-        let bytes = crate::input::read_file(path)?;
-        transcript::read(path, &bytes)
+        read::read_path(path)
+    }
+
+    fn validate(&self, path: &Path) -> Result<Vec<crate::Diagnostic>, FormatError> {
+        validate::validate(path)
     }
 }
 

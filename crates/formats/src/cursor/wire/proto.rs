@@ -3,7 +3,7 @@
 
 /// One field of a protobuf message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Field<'a> {
+pub(in crate::cursor) enum Field<'a> {
     /// A varint, fixed64 or fixed32 value.
     Number(u32, u64),
     /// A length-delimited value (bytes, string or nested message).
@@ -26,7 +26,7 @@ fn varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
 
 /// Parses every field of `buf`; `None` when the bytes are not a protobuf
 /// message (a truncated field, an unknown wire type, field number 0).
-pub(super) fn fields(buf: &[u8]) -> Option<Vec<Field<'_>>> {
+pub(in crate::cursor) fn fields(buf: &[u8]) -> Option<Vec<Field<'_>>> {
     let mut out = Vec::new();
     let mut pos = 0usize;
     while pos < buf.len() {

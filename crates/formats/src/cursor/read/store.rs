@@ -15,9 +15,9 @@
 //! disturbed; when even that fails (a WAL database in a read-only
 //! directory) it is opened `immutable`.
 
-use super::content::{classify_user, fill_content, scrub_secrets, take_str};
+use super::super::wire::content::{classify_user, fill_content, scrub_secrets, take_str};
+use super::super::wire::proto::{self, Field};
 use super::meta;
-use super::proto::{self, Field};
 use crate::{Diagnostic, FormatError, Read};
 use agentlog_model::{BlockKind, Entry, EntryKind, Message, Role, Session, SessionMeta};
 use rusqlite::types::ValueRef;
@@ -207,7 +207,7 @@ fn read_meta_table(conn: &Connection, path: &Path) -> Result<Map<String, Value>,
 
 /// Reads only the metadata of a store (for transcripts of the same
 /// session).
-pub(super) fn read_meta_only(path: &Path) -> Result<Map<String, Value>, FormatError> {
+pub(in crate::cursor) fn read_meta_only(path: &Path) -> Result<Map<String, Value>, FormatError> {
     let conn = open(path)?;
     read_meta_table(&conn, path)
 }
@@ -275,7 +275,7 @@ fn path_from_uri(s: &str) -> Option<String> {
 }
 
 /// Reads a chat store.
-pub(super) fn read(path: &Path) -> Result<Read, FormatError> {
+pub(in crate::cursor) fn read(path: &Path) -> Result<Read, FormatError> {
     let conn = open(path)?;
     let mut diags = Vec::new();
     let store_meta = read_meta_table(&conn, path)?;

@@ -2,7 +2,7 @@
 //! the `meta` table of `store.db`. Encryption keys are removed before
 //! anything is kept.
 
-use super::content::scrub_secrets;
+use super::super::wire::content::scrub_secrets;
 use crate::Diagnostic;
 use agentlog_model::{SessionMeta, Timestamp};
 use serde_json::{Map, Value};
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// Reads `meta.json` in `chat_dir`, without its secrets. A missing file is
 /// `None`; an unreadable or invalid one also gives a diagnostic.
-pub(super) fn read_meta_json(
+pub(in crate::cursor) fn read_meta_json(
     chat_dir: &Path,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Map<String, Value>> {
@@ -59,7 +59,7 @@ pub(super) fn read_meta_json(
 
 /// Returns a Cursor time value (epoch milliseconds as a number or a digit
 /// string, or ISO text) as a timestamp.
-pub(super) fn timestamp(v: &Value) -> Option<Timestamp> {
+pub(in crate::cursor) fn timestamp(v: &Value) -> Option<Timestamp> {
     match v {
         Value::Number(n) => n.as_i64().map(Timestamp::Millis),
         Value::String(s) if s.is_empty() => None,
@@ -79,7 +79,7 @@ fn str_of<'a>(m: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a str> {
 
 /// Fills the session metadata from a chat store's metadata (`meta.json`
 /// fields or the decoded `meta` row), without overriding what is set.
-pub(super) fn apply(meta: &mut SessionMeta, m: &Map<String, Value>) {
+pub(in crate::cursor) fn apply(meta: &mut SessionMeta, m: &Map<String, Value>) {
     if meta.title.is_none() {
         meta.title = str_of(m, &["title", "name"]).map(str::to_string);
     }
@@ -139,7 +139,7 @@ fn project_slug(path: &Path) -> Option<String> {
 /// Resolves a flattened cwd (`/` replaced by `-`, no leading dash) against
 /// the file system: at each level, the longest run of dash-joined parts
 /// that names an existing directory wins. `None` when no directory fits.
-pub(super) fn resolve_slug(slug: &str, fs_root: &Path) -> Option<PathBuf> {
+pub(in crate::cursor) fn resolve_slug(slug: &str, fs_root: &Path) -> Option<PathBuf> {
     let parts: Vec<&str> = slug.split('-').collect();
     let mut dir = fs_root.to_path_buf();
     let mut i = 0;
@@ -171,7 +171,11 @@ pub(super) fn resolve_slug(slug: &str, fs_root: &Path) -> Option<PathBuf> {
 /// Fills the metadata of a transcript from the chat directory with the same
 /// session id (meta.json, then store.db's meta row) and, failing that, the
 /// project directory name.
-pub(super) fn enrich_transcript(path: &Path, meta: &mut SessionMeta, diags: &mut Vec<Diagnostic>) {
+pub(in crate::cursor) fn enrich_transcript(
+    path: &Path,
+    meta: &mut SessionMeta,
+    diags: &mut Vec<Diagnostic>,
+) {
     let slug = project_slug(path);
     for dir in chat_dirs_for(path, &meta.id) {
         if let Some(m) = read_meta_json(&dir, diags) {

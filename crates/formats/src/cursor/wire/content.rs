@@ -5,7 +5,7 @@ use agentlog_model::{Block, BlockKind, Extra, Message, Role};
 use serde_json::Value;
 
 /// Takes the string at `key` out of `obj`.
-pub(super) fn take_str(obj: &mut Extra, key: &str) -> Option<String> {
+pub(in crate::cursor) fn take_str(obj: &mut Extra, key: &str) -> Option<String> {
     match obj.remove(key) {
         Some(Value::String(s)) => Some(s),
         Some(other) => {
@@ -35,7 +35,7 @@ fn result_content(v: Value) -> Vec<Block> {
 /// blocks, or Vercel-AI-SDK-style store.db parts) into a block. Fields the
 /// model has no place for stay in the block's `extra`; unknown part types
 /// are kept verbatim.
-pub(super) fn block(v: Value) -> Block {
+pub(in crate::cursor) fn block(v: Value) -> Block {
     let Value::Object(mut obj) = v else {
         return match v {
             Value::String(s) => Block::text(s),
@@ -137,7 +137,7 @@ pub(super) fn block(v: Value) -> Block {
 
 /// Returns the message content of a native `content` value: a bare string
 /// (then `content_is_text` is set) or a list of parts.
-pub(super) fn fill_content(msg: &mut Message, content: Option<Value>) {
+pub(in crate::cursor) fn fill_content(msg: &mut Message, content: Option<Value>) {
     match content {
         Some(Value::String(s)) => {
             msg.content = vec![Block::text(s)];
@@ -160,7 +160,7 @@ const QUERY_CLOSE: &str = "</user_query>";
 /// `<context>`, attachments) is kept in the block's `extra.wrapper`
 /// (`kind`, `before`, `after`) so the line can be written back as it was. A user message made only of `<user_info>` (OS, shell,
 /// workspace) or other tag-wrapped context is injected context, not a turn.
-pub(super) fn classify_user(msg: &mut Message) {
+pub(in crate::cursor) fn classify_user(msg: &mut Message) {
     if msg.role != Role::User {
         return;
     }
@@ -214,7 +214,7 @@ pub(super) fn classify_user(msg: &mut Message) {
 /// Removes every key naming an encryption key (Cursor's
 /// `blobEncryptionKey`, at any depth) so it is never stored, logged or
 /// exported.
-pub(super) fn scrub_secrets(v: &mut Value) {
+pub(in crate::cursor) fn scrub_secrets(v: &mut Value) {
     match v {
         Value::Object(map) => {
             map.retain(|k, _| !is_secret_key(k));

@@ -4,7 +4,7 @@
 //! timestamps, no model and no tokens; the session's metadata comes from
 //! the chat directory of the same id (see [`super::meta`]).
 
-use super::content::{classify_user, fill_content, take_str};
+use super::super::wire::content::{classify_user, fill_content, take_str};
 use super::meta;
 use crate::{jsonl, Diagnostic, FormatError, Read};
 use agentlog_model::{
@@ -16,7 +16,7 @@ use std::path::Path;
 /// True when the first complete line of `head` looks like a transcript
 /// line: a role and a message (and no `type`, which Claude lines carry), or
 /// a `turn_ended` marker.
-pub(super) fn looks_like(head: &[u8]) -> bool {
+pub(in crate::cursor) fn looks_like(head: &[u8]) -> bool {
     let Some(Value::Object(first)) = jsonl::first_value(head) else {
         return false;
     };
@@ -51,7 +51,7 @@ fn parent_session(path: &Path) -> Option<String> {
 
 /// Reads a transcript. Bad lines become diagnostics; a file with lines but
 /// not one readable record is an error.
-pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
+pub(in crate::cursor) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
     let mut diags = Vec::new();
     let mut smeta = SessionMeta::new(session_id(path), Agent::Cursor);
     smeta.format = Some("cursor".into());
