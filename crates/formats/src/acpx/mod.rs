@@ -23,13 +23,16 @@
 //! [`acp::apply_update`] is the seed's ACP mapping (the store in
 //! `agentlog-store` uses it for every `session_update` event).
 
-pub mod acp;
-mod convert;
-pub mod events;
-pub mod record;
+mod read;
 pub mod validate;
+mod wire;
+mod write;
 
-pub use convert::{record_from_session, session_from_record, RecordOut};
+pub use read::{read_record, session_from_record};
+pub use validate::validate_text;
+pub use wire::{acp, events, record};
+pub use write::{record_from_session, RecordOut};
+
 pub use record::{
     parse_record, record_to_string, record_to_value, AcpxState, AgentMessage, Content,
     EventLogState, Layout, Opt, ParsedRecord, SessionRecord, Thread, ThreadMessage, ToolResult,
@@ -37,8 +40,7 @@ pub use record::{
 };
 
 use crate::{Diagnostic, Fidelity, Format, FormatError, Read};
-use agentlog_model::{Agent, Entry, EntryKind, Session, SessionMeta};
-use serde_json::Value;
+use agentlog_model::{Agent, Session};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -51,113 +53,6 @@ pub static FORMAT: AcpxFormat = AcpxFormat;
 /// Returns acpx's sessions directory under `home`.
 pub fn sessions_dir(home: &Path) -> PathBuf {
     home.join(".acpx").join("sessions")
-}
-
-/// Parses the text of a record file, naming the file and line on failure.
-pub fn read_record(path: &Path, bytes: &[u8]) -> Result<ParsedRecord, FormatError> {
-    let doc: Value = serde_json::from_slice(bytes)
-        .map_err(|e| FormatError::invalid(path, Some(e.line() as u64), format!("not JSON: {e}")))?;
-    parse_record(doc)
-        .map_err(|e| FormatError::invalid(path, None, format!("not an acpx session record: {e}")))
-}
-
-/// Checks the text of a record file; one diagnostic per problem, at its
-/// line.
-pub fn validate_text(path: &Path, text: &str) -> Vec<Diagnostic> {
-    match serde_json::from_str::<Value>(text) {
-        Ok(doc) => validate::problems(&doc)
-            .into_iter()
-            .map(|p| Diagnostic::error(path, p.line_in(text), "strict", p.to_string()))
-            .collect(),
-        Err(e) => vec![Diagnostic::error(
-            path,
-            Some(e.line() as u64),
-            "invalid-json",
-            format!("not JSON: {e}"),
-        )],
-    }
-}
-
-fn is_event_log(path: &Path) -> bool {
-    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-        n.ends_with(".ndjson")
-            && (n.contains(".events") || n.contains(".stream") || n == "events.ndjson")
-    })
-}
-
-/// Reads an event log file as a session of event entries.
-fn read_event_file(path: &Path, bytes: &[u8]) -> Read {
-    let mut events = Vec::new();
-    let mut diagnostics = Vec::new();
-    let mut last = None;
-    events::read_segment(path, bytes, &mut last, &mut events, &mut diagnostics);
-    let id = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(|n| n.split('.').next())
-        .unwrap_or("events")
-        .to_string();
-    let mut session = Session::new(SessionMeta::new(id, Agent::Acpx));
-    session.meta.format = Some("acpx".into());
-    session
-        .meta
-        .extra
-        .insert("acpx_event_log".into(), Value::Bool(true));
-    for ev in events {
-        let (source, kind, seq, payload, ts) = match &ev.event {
-            events::AuditLine::Envelope(e) => (
-                e.source.clone(),
-                e.kind.clone(),
-                Some(e.seq),
-                serde_json::to_value(e).unwrap_or(Value::Null),
-                Some(e.timestamp.clone()),
-            ),
-            events::AuditLine::FlowTrace {
-                seq,
-                at,
-                direction,
-                message,
-            } => (
-                format!("acp:{direction}"),
-                message
-                    .get("method")
-                    .and_then(Value::as_str)
-                    .unwrap_or("response")
-                    .to_string(),
-                Some(*seq),
-                message.clone(),
-                Some(at.clone()),
-            ),
-            events::AuditLine::JsonRpc(v) => (
-                "acp".to_string(),
-                v.get("method")
-                    .and_then(Value::as_str)
-                    .unwrap_or("response")
-                    .to_string(),
-                None,
-                v.clone(),
-                None,
-            ),
-        };
-        let parent = session.leaf_id.clone();
-        let mut entry = Entry::new(
-            format!("l{}", ev.line),
-            parent,
-            EntryKind::Event {
-                source,
-                event_type: kind,
-                seq,
-                payload,
-            },
-        );
-        entry.line = Some(ev.line);
-        entry.timestamp = ts.map(agentlog_model::Timestamp::Text);
-        session.push(entry);
-    }
-    Read {
-        session,
-        diagnostics,
-    }
 }
 
 impl Format for AcpxFormat {
@@ -188,12 +83,12 @@ impl Format for AcpxFormat {
         {
             return 80;
         }
-        if is_event_log(path)
+        if read::is_event_log(path)
             && (t.starts_with("{\"eventVersion\"") || t.contains("\"acpxRecordId\""))
         {
             return 70;
         }
-        if is_event_log(path) && t.starts_with("{\"seq\"") && t.contains("\"direction\"") {
+        if read::is_event_log(path) && t.starts_with("{\"seq\"") && t.contains("\"direction\"") {
             return 60;
         }
         0
@@ -215,30 +110,11 @@ impl Format for AcpxFormat {
     }
 
     fn read_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
-        if is_event_log(path) {
-            return Ok(read_event_file(path, bytes));
-        }
-        let parsed = read_record(path, bytes)?;
-        let text = String::from_utf8_lossy(bytes);
-        let diagnostics = validate_text(path, &text)
-            .into_iter()
-            .map(|mut d| {
-                d.severity = crate::Severity::Warning;
-                d
-            })
-            .collect();
-        Ok(Read {
-            session: session_from_record(&parsed),
-            diagnostics,
-        })
+        read::read(path, bytes)
     }
 
     fn validate(&self, path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
-        let bytes = crate::input::read_file(path)?;
-        if is_event_log(path) {
-            return Ok(read_event_file(path, &bytes).diagnostics);
-        }
-        Ok(validate_text(path, &String::from_utf8_lossy(&bytes)))
+        validate::validate_file(path)
     }
 
     fn can_write(&self) -> bool {
@@ -246,9 +122,6 @@ impl Format for AcpxFormat {
     }
 
     fn write(&self, session: &Session, out: &mut dyn Write) -> Result<Fidelity, FormatError> {
-        let (record, fidelity) = record_from_session(session);
-        out.write_all(record.to_text().as_bytes())
-            .map_err(|e| FormatError::write("acpx session record", e))?;
-        Ok(fidelity)
+        write::write(session, out)
     }
 }

@@ -1,9 +1,11 @@
 //! Strict validation of session records (the seed's "Strictness and
 //! Validation").
 
-use super::record::{detect_layout, normalize, Layout, SCHEMA};
+use super::wire::record::{detect_layout, normalize, Layout, SCHEMA};
 use crate::specstory::locate::{self, Seg};
+use crate::{Diagnostic, FormatError};
 use serde_json::Value;
+use std::path::Path;
 
 /// One problem: the path (in the file's own layout) and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -301,4 +303,31 @@ fn usage_problems(u: &Value) -> Vec<(Vec<Seg>, String)> {
             )
         })
         .collect()
+}
+
+/// Checks the text of a record file; one diagnostic per problem, at its
+/// line.
+pub fn validate_text(path: &Path, text: &str) -> Vec<Diagnostic> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(doc) => problems(&doc)
+            .into_iter()
+            .map(|p| Diagnostic::error(path, p.line_in(text), "strict", p.to_string()))
+            .collect(),
+        Err(e) => vec![Diagnostic::error(
+            path,
+            Some(e.line() as u64),
+            "invalid-json",
+            format!("not JSON: {e}"),
+        )],
+    }
+}
+
+/// Returns every problem of the record or audit log at `path`: the strict
+/// checks of a record, or what reading an audit log reports.
+pub(super) fn validate_file(path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
+    let bytes = crate::input::read_file(path)?;
+    if super::read::is_event_log(path) {
+        return Ok(super::read::read_event_file(path, &bytes).diagnostics);
+    }
+    Ok(validate_text(path, &String::from_utf8_lossy(&bytes)))
 }

@@ -1,236 +1,27 @@
-//! Conversion between session records and the unified model.
-//!
-//! Reading keeps the whole record: the thread's messages become entries
-//! (tool results become tool-result entries after their agent message), and
-//! everything else — runtime fields, the `acpx` namespace, token usage, the
-//! file's layout and key order — is kept in `meta.extra["acpx_record"]`, so
-//! writing the session back gives the same JSON values.
+//! Writes a session as an acpx session record: the record it was read
+//! from, brought up to date, or a new one for a session of another agent.
 
-use super::record::{
-    record_to_string, AcpxState, AgentMessage, Content, Layout, Opt, ParsedRecord, SessionRecord,
-    Thread, ThreadMessage, ToolResult, ToolResults, ToolUse, UserMessage, SCHEMA,
+use super::wire::record::{
+    record_to_string, AcpxState, AgentMessage, Content, Layout, Opt, SessionRecord, Thread,
+    ThreadMessage, ToolResult, ToolResults, ToolUse, UserMessage, SCHEMA,
 };
-use crate::Fidelity;
+use super::wire::{LAYOUT_KEY, ORDER_KEY, RECORD_KEY};
+use crate::{Fidelity, FormatError};
 use agentlog_model::{
-    Agent, Block, BlockKind, Entry, EntryKind, Extra, Message, Role, Session, SessionMeta,
-    Timestamp, Usage,
+    Block, BlockKind, EntryKind, Extra, Message, Role, Session, Timestamp, Usage,
 };
 use serde_json::{json, Map, Value};
+use std::io::Write;
 
-const RECORD_KEY: &str = "acpx_record";
-const LAYOUT_KEY: &str = "acpx_layout";
-const ORDER_KEY: &str = "acpx_key_order";
-
-/// Converts a parsed record to a unified session.
-pub fn session_from_record(parsed: &ParsedRecord) -> Session {
-    let r = &parsed.record;
-    let mut meta = SessionMeta::new(r.acpx_record_id.clone(), Agent::Acpx);
-    meta.format = Some("acpx".into());
-    meta.format_version = Some(Value::String(r.schema.clone()));
-    meta.cwd = r.cwd.get().cloned();
-    let thread = r.thread.get();
-    meta.title = thread
-        .and_then(|t| t.title.get().cloned())
-        .or_else(|| r.name.get().cloned());
-    meta.created_at = r.created_at.get().cloned().map(Timestamp::Text);
-    meta.updated_at = thread
-        .and_then(|t| t.updated_at.get().cloned())
-        .or_else(|| r.last_used_at.get().cloned())
-        .map(Timestamp::Text);
-    meta.closed_at = r.closed_at.get().cloned().map(Timestamp::Text);
-    if let Some(Value::String(m)) = thread.and_then(|t| t.model.get()) {
-        meta.model.model = Some(m.clone());
-    }
-    let mut rest = r.clone();
-    if let Some(t) = rest.thread.get_mut() {
-        if let Opt::Set(msgs) = &mut t.messages {
-            msgs.clear();
-        }
-    }
-    if let Ok(v) = serde_json::to_value(&rest) {
-        meta.extra.insert(RECORD_KEY.into(), v);
-    }
-    meta.extra.insert(
-        LAYOUT_KEY.into(),
-        Value::String(parsed.layout.as_str().into()),
-    );
-    meta.extra.insert(ORDER_KEY.into(), json!(parsed.key_order));
-
-    let request_usage = thread.and_then(|t| t.request_token_usage.get());
-    let mut session = Session::new(meta);
-    let mut used = std::collections::HashSet::new();
-    let mut last_user: Option<String> = None;
-    for (i, m) in r.messages().iter().enumerate() {
-        let fallback = format!("m{i}");
-        let (kind, preferred) = match m {
-            ThreadMessage::User(u) => {
-                last_user = Some(u.id.clone());
-                (EntryKind::Message(user_message(u)), Some(u.id.clone()))
-            }
-            ThreadMessage::Agent(a) => {
-                let mut msg = agent_message(a);
-                msg.usage = last_user
-                    .as_ref()
-                    .and_then(|id| request_usage.and_then(|u| u.get(id)))
-                    .map(usage_from);
-                (EntryKind::Message(msg), None)
-            }
-            ThreadMessage::Resume => (EntryKind::Resume, None),
-            ThreadMessage::Invalid(v) => (
-                EntryKind::Unknown {
-                    record_type: None,
-                    raw: v.clone(),
-                },
-                None,
-            ),
-        };
-        let id = unique(
-            &mut used,
-            preferred.filter(|s| !s.is_empty()).unwrap_or(fallback),
-        );
-        let parent = session.leaf_id.clone();
-        session.push(Entry::new(id.clone(), parent, kind));
-        if let ThreadMessage::Agent(a) = m {
-            if let Opt::Set(results) = &a.tool_results {
-                for (key, res) in &results.0 {
-                    let rid = unique(&mut used, format!("{id}:{key}"));
-                    let parent = session.leaf_id.clone();
-                    session.push(Entry::new(
-                        rid,
-                        parent,
-                        EntryKind::Message(result_message(key, res)),
-                    ));
-                }
-            }
-        }
-    }
-    session
+/// Writes `session` to `out`.
+pub(super) fn write(session: &Session, out: &mut dyn Write) -> Result<Fidelity, FormatError> {
+    let (record, fidelity) = record_from_session(session);
+    out.write_all(record.to_text().as_bytes())
+        .map_err(|e| FormatError::write("acpx session record", e))?;
+    Ok(fidelity)
 }
 
-fn unique(used: &mut std::collections::HashSet<String>, id: String) -> String {
-    let mut candidate = id.clone();
-    let mut n = 1;
-    while used.contains(&candidate) {
-        n += 1;
-        candidate = format!("{id}~{n}");
-    }
-    used.insert(candidate.clone());
-    candidate
-}
-
-fn user_message(u: &UserMessage) -> Message {
-    let mut m = Message::new(Role::User);
-    m.id = Some(u.id.clone());
-    m.content = u.content.iter().map(block_from).collect();
-    m.extra = u.extra.clone();
-    m
-}
-
-fn agent_message(a: &AgentMessage) -> Message {
-    let mut m = Message::new(Role::Assistant);
-    m.content = a.content.iter().map(block_from).collect();
-    m.extra = a.extra.clone();
-    if let Opt::Set(v) = &a.reasoning_details {
-        m.extra.insert("reasoning_details".into(), v.clone());
-    } else if a.reasoning_details == Opt::Null {
-        m.extra.insert("reasoning_details".into(), Value::Null);
-    }
-    if a.tool_results.is_absent() {
-        m.extra
-            .insert("tool_results_absent".into(), Value::Bool(true));
-    }
-    m
-}
-
-fn block_from(c: &Content) -> Block {
-    match c {
-        Content::Text(t) => Block::text(t.clone()),
-        Content::Thinking {
-            text,
-            signature,
-            extra,
-        } => {
-            let mut b = Block::thinking(text.clone(), signature.get().cloned());
-            b.extra = extra.clone();
-            if *signature == Opt::Null {
-                b.extra.insert("signature_null".into(), Value::Bool(true));
-            }
-            b
-        }
-        Content::ToolUse(t) => {
-            let mut b = Block::tool_call(
-                Some(t.id.clone()),
-                t.name.clone(),
-                t.input.get().cloned().unwrap_or(Value::Null),
-            );
-            let mut rest = t.clone();
-            rest.input = if t.input.is_absent() {
-                Opt::Absent
-            } else {
-                Opt::Null
-            };
-            if let Ok(Value::Object(o)) = serde_json::to_value(&rest) {
-                b.extra.insert("acpx_tool_use".into(), Value::Object(o));
-            }
-            b
-        }
-        Content::Other(v) => {
-            if v.get("RedactedThinking").is_some() {
-                let mut b = Block::thinking("", None);
-                if let BlockKind::Thinking { redacted, .. } = &mut b.kind {
-                    *redacted = true;
-                }
-                b.extra.insert("acpx_raw".into(), v.clone());
-                return b;
-            }
-            Block {
-                kind: BlockKind::Other { value: v.clone() },
-                extra: Extra::new(),
-            }
-        }
-    }
-}
-
-fn result_message(key: &str, r: &ToolResult) -> Message {
-    let mut m = Message::new(Role::Tool);
-    m.tool_call_id = Some(r.tool_use_id.clone());
-    m.tool_name = r.tool_name.get().cloned();
-    m.is_error = r.is_error.get().copied();
-    let content = match r.content.get() {
-        Some(v) => match v.get("Text").and_then(Value::as_str) {
-            Some(t) => vec![Block::text(t)],
-            None => vec![Block {
-                kind: BlockKind::Other { value: v.clone() },
-                extra: Extra::new(),
-            }],
-        },
-        None => Vec::new(),
-    };
-    let mut b = Block::tool_result(
-        Some(r.tool_use_id.clone()),
-        content,
-        r.is_error.get() == Some(&true),
-    );
-    if let Ok(Value::Object(o)) = serde_json::to_value(r) {
-        b.extra.insert("acpx_result".into(), Value::Object(o));
-    }
-    b.extra.insert("acpx_key".into(), Value::String(key.into()));
-    m.content.push(b);
-    m
-}
-
-fn usage_from(v: &Value) -> Usage {
-    let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
-    Usage {
-        input: n("input_tokens"),
-        output: n("output_tokens"),
-        cache_read: n("cache_read_input_tokens"),
-        cache_write: n("cache_creation_input_tokens"),
-        ..Usage::default()
-    }
-}
-
-fn usage_to(u: &Usage) -> Value {
+pub(super) fn usage_to(u: &Usage) -> Value {
     json!({
         "input_tokens": u.input,
         "output_tokens": u.output,
@@ -308,7 +99,7 @@ pub fn record_from_session(session: &Session) -> (RecordOut, Fidelity) {
     )
 }
 
-fn fresh_record(session: &Session, fid: &mut Fidelity) -> SessionRecord {
+pub(super) fn fresh_record(session: &Session, fid: &mut Fidelity) -> SessionRecord {
     let meta = &session.meta;
     let time = |t: &Option<Timestamp>| t.as_ref().map(|t| t.to_rfc3339());
     let mut r = SessionRecord::new(meta.id.clone());
@@ -361,7 +152,7 @@ fn fresh_record(session: &Session, fid: &mut Fidelity) -> SessionRecord {
 
 /// Builds the thread messages; usage per user message id for sessions from
 /// other formats.
-fn messages_from(
+pub(super) fn messages_from(
     session: &Session,
     native: bool,
     fid: &mut Fidelity,
@@ -488,7 +279,7 @@ fn messages_from(
 }
 
 /// A stable UUID-shaped id for a user message that came from another format.
-fn uuid_for(entry_id: &str) -> String {
+pub(super) fn uuid_for(entry_id: &str) -> String {
     if uuid::Uuid::parse_str(entry_id).is_ok() {
         return entry_id.to_string();
     }
@@ -502,7 +293,12 @@ fn uuid_for(entry_id: &str) -> String {
     uuid::Uuid::from_bytes(b).to_string()
 }
 
-fn content_from(b: &Block, fid: &mut Fidelity, entry: &str, native: bool) -> Option<Content> {
+pub(super) fn content_from(
+    b: &Block,
+    fid: &mut Fidelity,
+    entry: &str,
+    native: bool,
+) -> Option<Content> {
     match &b.kind {
         BlockKind::Text { text } => Some(Content::Text(text.clone())),
         BlockKind::Thinking {
@@ -566,7 +362,7 @@ fn content_from(b: &Block, fid: &mut Fidelity, entry: &str, native: bool) -> Opt
 
 /// Puts a tool result into the `tool_results` of the agent message holding
 /// the call (the latest agent message when no call matches).
-fn attach_result(
+pub(super) fn attach_result(
     out: &mut [ThreadMessage],
     b: &Block,
     m: &Message,
