@@ -34,6 +34,7 @@ pub mod format;
 pub mod ids;
 pub mod input;
 pub mod jsonl;
+pub(crate) mod locate;
 pub mod member;
 pub mod registry;
 pub mod render;

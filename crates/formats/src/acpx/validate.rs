@@ -2,7 +2,7 @@
 //! Validation").
 
 use super::wire::record::{detect_layout, normalize, Layout, SCHEMA};
-use crate::specstory::locate::{self, Seg};
+use crate::locate::{self, Seg};
 use crate::{Diagnostic, FormatError};
 use serde_json::Value;
 use std::path::Path;

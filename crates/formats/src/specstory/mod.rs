@@ -40,26 +40,25 @@
 //! assert!(md.contains("_**User (2025-10-24 10:00:00Z)**_\n\nhello\n"));
 //! ```
 
-mod convert;
-pub(crate) mod locate;
-mod parse;
-mod render;
-mod tools;
-mod types;
+mod read;
 pub mod validate;
+mod wire;
+mod write;
 
-pub use convert::{provider_for, session_data_from, session_from, to_session_data};
-pub use parse::{parse_markdown, ParsedTranscript};
-pub use render::{
-    code_fence, file_name, first_user_text, format_time, go_value, has_renderable_content,
-    render_markdown, render_markdown_with, slug, RenderOptions, GENERATED_BY,
-};
-pub use tools::{classify_tool, path_hints};
-pub use types::{
+pub use read::markdown::{parse_markdown, ParsedTranscript};
+pub use read::{read_session_data, session_from};
+pub use validate::validate_text;
+pub use validate::{ValidationSchema, Violation};
+pub use wire::tools::{classify_tool, path_hints};
+pub use wire::types::{
     provider_id, provider_name, ContentPart, Exchange, Message, ProviderInfo, SessionData,
     ToolInfo, SCHEMA_VERSION, TOOL_TYPES,
 };
-pub use validate::{ValidationSchema, Violation};
+pub use write::markdown::{
+    code_fence, file_name, first_user_text, format_time, go_value, has_renderable_content,
+    render_markdown, render_markdown_with, slug, RenderOptions, GENERATED_BY,
+};
+pub use write::{provider_for, session_data_from, to_json, to_session_data};
 
 use crate::{Diagnostic, Fidelity, Format, FormatError, Read};
 use agentlog_model::{Agent, Session};
@@ -71,47 +70,6 @@ pub struct SpecStoryFormat;
 
 /// The registry entry.
 pub static FORMAT: SpecStoryFormat = SpecStoryFormat;
-
-/// Parses SessionData JSON, naming the file and line on failure.
-pub fn read_session_data(path: &Path, bytes: &[u8]) -> Result<SessionData, FormatError> {
-    serde_json::from_slice(bytes).map_err(|e| {
-        FormatError::invalid(
-            path,
-            Some(e.line() as u64),
-            format!("not SpecStory SessionData: {e}"),
-        )
-    })
-}
-
-/// Returns the SessionData JSON as SpecStory writes it: two-space indents
-/// and a final newline.
-pub fn to_json(data: &SessionData) -> Result<String, FormatError> {
-    let mut s = serde_json::to_string_pretty(data)
-        .map_err(|e| FormatError::write("SessionData JSON", std::io::Error::from(e)))?;
-    s.push('\n');
-    Ok(s)
-}
-
-/// Checks the JSON text of a SessionData file against `schema` and the
-/// rules; one diagnostic (code `schema` or `rule`) per violation, at the
-/// line of the offending value.
-pub fn validate_text(path: &Path, text: &str, schema: ValidationSchema) -> Vec<Diagnostic> {
-    let value: serde_json::Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => {
-            return vec![Diagnostic::error(
-                path,
-                Some(e.line() as u64),
-                "invalid-json",
-                format!("not JSON: {e}"),
-            )]
-        }
-    };
-    validate::violations(&value, schema)
-        .into_iter()
-        .map(|v| Diagnostic::error(path, v.line_in(text), v.source, v.to_string()))
-        .collect()
-}
 
 impl Format for SpecStoryFormat {
     fn name(&self) -> &'static str {
@@ -171,50 +129,11 @@ impl Format for SpecStoryFormat {
     }
 
     fn read_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
-        let text = std::str::from_utf8(bytes)
-            .map_err(|e| FormatError::invalid(path, None, format!("not UTF-8 text: {e}")))?;
-        if text.trim_start().starts_with(GENERATED_BY) {
-            let parsed = parse_markdown(text.trim_start()).ok_or_else(|| {
-                FormatError::invalid(
-                    path,
-                    Some(1),
-                    "a SpecStory transcript without its header lines",
-                )
-            })?;
-            let mut session = session_from(&parsed.data);
-            session.meta.extra.insert(
-                "source".into(),
-                serde_json::Value::String("markdown".into()),
-            );
-            let diagnostics = vec![Diagnostic::info(
-                path,
-                None,
-                "from-markdown",
-                "read from a rendered transcript: ids, tool inputs and outputs, path hints and usage are not in it",
-            )];
-            return Ok(Read {
-                session,
-                diagnostics,
-            });
-        }
-        let data = read_session_data(path, bytes)?;
-        let diagnostics = validate::rule_violations(&data)
-            .into_iter()
-            .map(|v| Diagnostic::warning(path, v.line_in(text), "rule", v.to_string()))
-            .collect();
-        Ok(Read {
-            session: session_from(&data),
-            diagnostics,
-        })
+        read::read(path, bytes)
     }
 
     fn validate(&self, path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
-        let bytes = crate::input::read_file(path)?;
-        let text = String::from_utf8_lossy(&bytes);
-        if text.trim_start().starts_with(GENERATED_BY) {
-            return Ok(self.read_bytes(path, &bytes)?.diagnostics);
-        }
-        Ok(validate_text(path, &text, ValidationSchema::Seed))
+        validate::validate_file(path)
     }
 
     fn can_write(&self) -> bool {
@@ -222,10 +141,6 @@ impl Format for SpecStoryFormat {
     }
 
     fn write(&self, session: &Session, out: &mut dyn Write) -> Result<Fidelity, FormatError> {
-        let (data, fidelity) = to_session_data(session);
-        let json = to_json(&data)?;
-        out.write_all(json.as_bytes())
-            .map_err(|e| FormatError::write("SessionData JSON", e))?;
-        Ok(fidelity)
+        write::write(session, out)
     }
 }

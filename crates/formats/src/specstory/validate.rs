@@ -1,10 +1,13 @@
 //! Validation of SessionData: the JSON Schema and the `Validate()` rules.
 
-use super::locate::{self, Seg};
-use super::types::{SessionData, SCHEMA_VERSION, TOOL_TYPES};
+use super::wire::types::{SessionData, SCHEMA_VERSION, TOOL_TYPES};
+use crate::locate::{self, Seg};
+use crate::specstory::write::markdown::GENERATED_BY;
+use crate::Diagnostic;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt;
+use std::path::Path;
 use std::sync::OnceLock;
 
 /// The seed document's JSON Schema (enforced by default).
@@ -306,4 +309,35 @@ pub fn violations(value: &Value, which: ValidationSchema) -> Vec<Violation> {
         .collect();
     out.extend(rules);
     out
+}
+
+/// Checks the JSON text of a SessionData file against `schema` and the
+/// rules; one diagnostic (code `schema` or `rule`) per violation, at the
+/// line of the offending value.
+pub fn validate_text(path: &Path, text: &str, schema: ValidationSchema) -> Vec<Diagnostic> {
+    let value: serde_json::Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            return vec![Diagnostic::error(
+                path,
+                Some(e.line() as u64),
+                "invalid-json",
+                format!("not JSON: {e}"),
+            )]
+        }
+    };
+    violations(&value, schema)
+        .into_iter()
+        .map(|v| Diagnostic::error(path, v.line_in(text), v.source, v.to_string()))
+        .collect()
+}
+
+/// Returns every problem of the SessionData or transcript at `path`.
+pub(super) fn validate_file(path: &Path) -> Result<Vec<Diagnostic>, crate::FormatError> {
+    let bytes = crate::input::read_file(path)?;
+    let text = String::from_utf8_lossy(&bytes);
+    if text.trim_start().starts_with(GENERATED_BY) {
+        return Ok(super::read::read(path, &bytes)?.diagnostics);
+    }
+    Ok(validate_text(path, &text, ValidationSchema::Seed))
 }

@@ -7,10 +7,10 @@
 //! come back renders to the same bytes: the parsed data, rendered again with
 //! the layout the transcript used, equals the transcript.
 
-use super::render::{RenderOptions, GENERATED_BY};
-use super::types::{
+use crate::specstory::wire::types::{
     provider_id, ContentPart, Exchange, Message, ProviderInfo, SessionData, ToolInfo,
 };
+use crate::specstory::write::markdown::{RenderOptions, GENERATED_BY};
 use chrono::DateTime;
 
 /// What parsing found out about the layout of a transcript.

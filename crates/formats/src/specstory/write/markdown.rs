@@ -1,7 +1,7 @@
 //! SpecStory's markdown transcript (layout "Markdown v2.1.0") and its file
 //! names.
 
-use super::types::{ContentPart, Message, SessionData, ToolInfo};
+use crate::specstory::wire::types::{ContentPart, Message, SessionData, ToolInfo};
 use chrono::{DateTime, Local, Utc};
 use serde_json::Value;
 
