@@ -1,7 +1,10 @@
 //! Readers, writers and renderers for agent session formats.
 //!
-//! Each format is one module with its own private wire types and a
-//! conversion to and from the unified [`agentlog_model::Session`]. The
+//! Each format is one module with the same files: `mod.rs` (its
+//! [`Format`]), `wire` (what the agent's files are made of), `read.rs`,
+//! `write.rs` where the format can be written, and `validate.rs` (its own
+//! rules on top of [`diag::read_and_check`]), converting to and from the
+//! unified [`agentlog_model::Session`]. The
 //! [`registry`] lists every format; the CLI's `--from`/`--to` names and
 //! auto-detection come from it alone, so a new format is one module and one
 //! line there.
