@@ -193,7 +193,7 @@ fn dir_key(path: &Path) -> Option<(u64, u64)> {
 ///
 /// Symlinks to files are followed; symlinks to directories are entered only
 /// when that directory was not entered before, so loops end. Directories
-/// that cannot be listed are skipped and reported (see [`discover_report`]).
+/// that cannot be listed are skipped and reported (see [`crate::discover::discover_report`]).
 /// When `root` is itself a file, it is returned if `keep` accepts it.
 pub fn walk_files(root: &Path, max_depth: usize, keep: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();

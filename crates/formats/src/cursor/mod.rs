@@ -3,12 +3,12 @@
 //! - the chat store `~/.cursor/chats/<md5 of cwd>/<id>/store.db`: SQLite
 //!   with a hex-encoded JSON `meta` row and content-addressed `blobs`, where
 //!   message blobs are JSON and tree blobs are protobuf nodes that list
-//!   their children by 32-byte blob id (see [`store`]);
+//!   their children by 32-byte blob id (see `read/store.rs`);
 //! - the agent transcripts
 //!   `~/.cursor/projects/<flattened cwd>/agent-transcripts/<id>/<id>.jsonl`
 //!   (also flat `<id>.jsonl`, and subagents under `<parent>/subagents/`):
 //!   one Anthropic-style message per line plus `turn_ended` lines (see
-//!   [`transcript`]).
+//!   `read/transcript.rs`).
 //!
 //! `meta.json` beside a `store.db` gives the title, cwd and model of both.
 //! Its `blobEncryptionKey` is never kept: it is removed before anything is

@@ -1,5 +1,5 @@
 //! What a jido_code session file must hold: its schema, checked field by
-//! field ([`validate`]), and the reader's diagnostics ([`validate_file`]).
+//! field ([`validate`]), and the reader's diagnostics (`validate_file`).
 //!
 //! Every problem names the field (`conversation[3].role`) and what is wrong
 //! with it, so a person can fix the file.
