@@ -61,14 +61,31 @@ pub struct Library {
     pub settings: Settings,
 }
 
-/// Search hits, and whether more matched than the limit let through.
+/// Search hits, and how many entries match in all.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct SearchResults {
     /// The best hits first.
     pub hits: Vec<Hit>,
     /// True when more entries match than `hits` holds.
     pub more: bool,
+    /// How many entries match in all; `None` when the backend cannot
+    /// count them.
+    pub matches: Option<Matches>,
 }
+
+/// How many entries a search matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Matches {
+    /// This many.
+    Exactly(u64),
+    /// At least this many (counting stopped there: common words match
+    /// much of every corpus, and counting them all would cost a scan).
+    AtLeast(u64),
+}
+
+/// Where counting the matches of a search stops.
+pub const MATCHES_COUNTED_UP_TO: u64 = 1000;
 
 impl Library {
     /// Returns a library over `settings`.
@@ -123,7 +140,8 @@ impl Library {
 }
 
 /// Searches `backend`, asking for one hit more than the limit to tell
-/// whether more match.
+/// whether more match; when more do, counts them up to
+/// [`MATCHES_COUNTED_UP_TO`].
 pub fn search(
     backend: &dyn agentlog_index::Backend,
     p: &SearchParams,
@@ -134,5 +152,21 @@ pub fn search(
     let mut hits = backend.search(&q)?;
     let more = hits.len() > limit;
     hits.truncate(limit);
-    Ok(SearchResults { hits, more })
+    let matches = if more {
+        match backend.count_matches(p, MATCHES_COUNTED_UP_TO) {
+            Ok(n) if n >= MATCHES_COUNTED_UP_TO => Some(Matches::AtLeast(n)),
+            // Entries written between the two queries can make the count
+            // the smaller; the hits shown are a floor.
+            Ok(n) => Some(Matches::Exactly(n.max(hits.len() as u64 + 1))),
+            Err(agentlog_index::IndexError::Unsupported { .. }) => None,
+            Err(e) => return Err(e.into()),
+        }
+    } else {
+        Some(Matches::Exactly(hits.len() as u64))
+    };
+    Ok(SearchResults {
+        hits,
+        more,
+        matches,
+    })
 }

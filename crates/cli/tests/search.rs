@@ -76,6 +76,28 @@ fn index_then_search_and_stats() {
         r.stdout
     );
     assert!(r.stdout.contains("«CLAUDE.md»"), "{}", r.stdout);
+    // With more matches than the limit, the total is said: as many as the
+    // JSON of every hit holds.
+    let every = json(
+        &env.run(&[
+            "search",
+            "CLAUDE.md",
+            "--agent",
+            "claude",
+            "--limit",
+            "1000",
+            "--json",
+        ])
+        .stdout,
+    );
+    let n = every.as_array().unwrap().len();
+    assert!(n > 1, "{every}");
+    assert!(
+        r.stdout
+            .contains(&format!("showing the best 1 of {n} hits")),
+        "{}",
+        r.stdout
+    );
 
     // No match: exit 1 and says so.
     let r = env.run(&["search", "zzqqxxnotaword"]);

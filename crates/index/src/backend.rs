@@ -125,6 +125,12 @@ pub trait Backend: Send {
         Err(unsupported(self.name(), "full-text search"))
     }
 
+    /// Counts the entries matching `p`, stopping at `cap`.
+    fn count_matches(&self, p: &SearchParams, cap: u64) -> Result<u64, IndexError> {
+        let _ = (p, cap);
+        Err(unsupported(self.name(), "counting search matches"))
+    }
+
     /// Counts tokens and cost.
     fn stats(&self, p: &StatsParams) -> Result<Stats, IndexError> {
         let _ = p;
@@ -175,6 +181,10 @@ impl Backend for Index {
 
     fn search(&self, p: &SearchParams) -> Result<Vec<Hit>, IndexError> {
         Index::search(self, p)
+    }
+
+    fn count_matches(&self, p: &SearchParams, cap: u64) -> Result<u64, IndexError> {
+        Index::count_matches(self, p, cap)
     }
 
     fn stats(&self, p: &StatsParams) -> Result<Stats, IndexError> {

@@ -480,6 +480,41 @@ fn check_search(b: &dyn Backend, e: &[Expected]) {
         ..SearchParams::new("borrow checker")
     });
     assert_eq!(two.len(), 2, "{name}: search limit 2");
+    // Counting the matches: every one, or stopping at the cap; filters
+    // count as they search.
+    let count = |p: &SearchParams, cap: u64| {
+        ok(
+            b,
+            &format!("count_matches({:?}, {cap})", p.query),
+            b.count_matches(p, cap),
+        )
+    };
+    let every = SearchParams::new("borrow checker");
+    assert_eq!(
+        count(&every, 100_000),
+        all.len() as u64,
+        "{name}: count of borrow checker"
+    );
+    assert_eq!(count(&every, 2), 2, "{name}: count stops at its cap");
+    let codex_only = SearchParams {
+        agents: vec!["codex".to_string()],
+        ..SearchParams::new("borrow")
+    };
+    let codex_all = search(&SearchParams {
+        limit: 100_000,
+        ..codex_only.clone()
+    });
+    assert_eq!(
+        count(&codex_only, 100_000),
+        codex_all.len() as u64,
+        "{name}: count with an agent filter"
+    );
+    assert_eq!(
+        count(&SearchParams::new("marker0"), 100_000),
+        1,
+        "{name}: count of marker0"
+    );
+    assert_eq!(count(&SearchParams::new("nowhereword"), 100_000), 0);
     let codex = search(&SearchParams {
         agents: vec!["codex".to_string()],
         limit: 1000,

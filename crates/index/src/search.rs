@@ -239,6 +239,33 @@ impl Index {
     }
 
     /// Returns how many entries match `phrase`, counting up to `cap`.
+    /// Counts the entries that match `p` (its query and filters), stopping
+    /// at `cap`: a total to show beside the best hits that stays cheap on
+    /// common words.
+    pub fn count_matches(&self, p: &SearchParams, cap: u64) -> Result<u64, IndexError> {
+        let parsed = query::parse(&p.query)?;
+        let Some(filters) = self.filter_expr(p)? else {
+            return Ok(0);
+        };
+        let expr = format!("{}{filters}", parsed.expr());
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT count(*) FROM (SELECT 1 FROM fts f JOIN docs d ON d.id = f.rowid
+                 WHERE fts MATCH ?1
+                   AND (?2 IS NULL OR d.ts_ms >= ?2)
+                   AND (?3 IS NULL OR d.ts_ms < ?3)
+                 LIMIT ?4)",
+            )
+            .at(&self.path)?;
+        let cap = i64::try_from(cap).unwrap_or(i64::MAX);
+        stmt.query_row(params![expr, p.since_ms, p.until_ms, cap], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map(|n| n.max(0) as u64)
+        .map_err(|e| query_error(&self.path, &p.query, e))
+    }
+
     fn phrase_count(&self, phrase: &str, cap: i64) -> Result<i64, IndexError> {
         let mut stmt = self
             .conn

@@ -128,6 +128,10 @@ impl Backend for PgIndex {
         Ok(PgIndex::search(self, p)?)
     }
 
+    fn count_matches(&self, p: &SearchParams, cap: u64) -> Result<u64, IndexError> {
+        Ok(PgIndex::count_matches(self, p, cap)?)
+    }
+
     fn stats(&self, p: &StatsParams) -> Result<Stats, IndexError> {
         Ok(PgIndex::stats(self, p)?)
     }

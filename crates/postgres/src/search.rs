@@ -23,12 +23,105 @@ use agentlog_index::{Hit, Mark, SearchParams};
 const FIELDS: [&str; 4] = ["text", "thinking", "tools", "output"];
 const SNIPPET_WORDS: usize = 24;
 
+/// The entries a search matches: the query `$1`, times `$2`..`$3`, and
+/// agents `$5`, roles `$6`, tools `$7`, projects `$8`, sessions `$9`.
+const MATCHING: &str =
+    "FROM docs d JOIN sessions s ON s.id = d.session, CAST($1::text AS tsquery) q
+WHERE d.words @@ q
+  AND ($2::bigint IS NULL OR d.ts_ms >= $2)
+  AND ($3::bigint IS NULL OR d.ts_ms < $3)
+  AND (cardinality($5::text[]) = 0 OR lower(trim(s.agent)) = ANY($5))
+  AND (cardinality($6::text[]) = 0 OR lower(trim(d.role)) = ANY($6)
+       OR ('thinking' = ANY($6) AND d.thinking_present))
+  AND (cardinality($7::text[]) = 0 OR EXISTS (
+       SELECT 1 FROM unnest(d.tool_names) t WHERE lower(trim(t)) = ANY($7)))
+  AND (cardinality($8::text[]) = 0 OR EXISTS (
+       SELECT 1 FROM unnest($8::text[]) n WHERE strpos(lower(s.project), n) > 0))
+  AND (cardinality($9::text[]) = 0 OR EXISTS (
+       SELECT 1 FROM unnest($9::text[]) n
+       WHERE starts_with(s.session_id, n) OR s.path = n))";
+
+/// The values of [`MATCHING`]'s parameters but the limit.
+struct Matching {
+    q: String,
+    agents: Vec<String>,
+    roles: Vec<String>,
+    tools: Vec<String>,
+    projects: Vec<String>,
+    sessions: Vec<String>,
+}
+
+impl Matching {
+    /// Returns the parameters of `p`, or `None` when its query can match
+    /// nothing.
+    fn of(p: &SearchParams) -> Result<Option<Matching>, PgError> {
+        let terms = agentlog_index::terms(&p.query)?;
+        let Some(q) = tsquery(&terms) else {
+            return Ok(None);
+        };
+        let lower = |v: &[String]| -> Vec<String> {
+            v.iter()
+                .map(|s| s.trim().to_lowercase())
+                .filter(|s| !s.is_empty())
+                .collect()
+        };
+        Ok(Some(Matching {
+            q,
+            agents: lower(&p.agents),
+            roles: lower(&p.roles),
+            tools: lower(&p.tools),
+            projects: lower(&p.projects),
+            sessions: p
+                .sessions
+                .iter()
+                .filter(|s| !s.is_empty())
+                .cloned()
+                .collect(),
+        }))
+    }
+
+    /// Returns `$1` to `$9`, with `limit` as `$4`.
+    fn params<'a>(
+        &'a self,
+        p: &'a SearchParams,
+        limit: &'a i64,
+    ) -> [&'a (dyn postgres::types::ToSql + Sync); 9] {
+        [
+            &self.q,
+            &p.since_ms,
+            &p.until_ms,
+            limit,
+            &self.agents,
+            &self.roles,
+            &self.tools,
+            &self.projects,
+            &self.sessions,
+        ]
+    }
+}
+
 impl PgIndex {
+    /// Counts the entries matching `p`, stopping at `cap` (as
+    /// [`agentlog_index::Index::count_matches`]).
+    pub fn count_matches(&self, p: &SearchParams, cap: u64) -> Result<u64, PgError> {
+        let Some(m) = Matching::of(p)? else {
+            return Ok(0);
+        };
+        let cap = i64::try_from(cap).unwrap_or(i64::MAX);
+        let row = self
+            .db()
+            .query_one(
+                &format!("SELECT count(*) FROM (SELECT 1 {MATCHING} LIMIT $4) m"),
+                &m.params(p, &cap),
+            )
+            .map_err(|e| self.err(&format!("counting matches of {:?}", p.query), &e))?;
+        Ok(row.get::<_, i64>(0).max(0) as u64)
+    }
+
     /// Searches every entry on the server; returns the best hits first (as
     /// [`agentlog_index::Index::search`]).
     pub fn search(&self, p: &SearchParams) -> Result<Vec<Hit>, PgError> {
-        let terms = agentlog_index::terms(&p.query)?;
-        let Some(q) = tsquery(&terms) else {
+        let Some(m) = Matching::of(p)? else {
             return Ok(Vec::new());
         };
         let limit = if p.limit == 0 { 20 } else { p.limit };
@@ -39,53 +132,15 @@ impl PgIndex {
         }
         .max(limit) as i64;
         let now = p.now_ms.unwrap_or_else(agentlog_index::time::now_ms);
-        let lower = |v: &[String]| -> Vec<String> {
-            v.iter()
-                .map(|s| s.trim().to_lowercase())
-                .filter(|s| !s.is_empty())
-                .collect()
-        };
-        let agents = lower(&p.agents);
-        let roles = lower(&p.roles);
-        let tools = lower(&p.tools);
-        let projects = lower(&p.projects);
-        let sessions: Vec<String> = p
-            .sessions
-            .iter()
-            .filter(|s| !s.is_empty())
-            .cloned()
-            .collect();
         let rows = self
             .db()
             .query(
-                "SELECT d.id, d.ts_ms,
-                        ts_rank('{0.2, 0.3, 0.5, 1.0}', d.words, q)::float8
-                 FROM docs d JOIN sessions s ON s.id = d.session, CAST($1::text AS tsquery) q
-                 WHERE d.words @@ q
-                   AND ($2::bigint IS NULL OR d.ts_ms >= $2)
-                   AND ($3::bigint IS NULL OR d.ts_ms < $3)
-                   AND (cardinality($5::text[]) = 0 OR lower(trim(s.agent)) = ANY($5))
-                   AND (cardinality($6::text[]) = 0 OR lower(trim(d.role)) = ANY($6)
-                        OR ('thinking' = ANY($6) AND d.thinking_present))
-                   AND (cardinality($7::text[]) = 0 OR EXISTS (
-                        SELECT 1 FROM unnest(d.tool_names) t WHERE lower(trim(t)) = ANY($7)))
-                   AND (cardinality($8::text[]) = 0 OR EXISTS (
-                        SELECT 1 FROM unnest($8::text[]) n WHERE strpos(lower(s.project), n) > 0))
-                   AND (cardinality($9::text[]) = 0 OR EXISTS (
-                        SELECT 1 FROM unnest($9::text[]) n
-                        WHERE starts_with(s.session_id, n) OR s.path = n))
-                 ORDER BY d.id DESC LIMIT $4",
-                &[
-                    &q,
-                    &p.since_ms,
-                    &p.until_ms,
-                    &candidates,
-                    &agents,
-                    &roles,
-                    &tools,
-                    &projects,
-                    &sessions,
-                ],
+                &format!(
+                    "SELECT d.id, d.ts_ms,
+                            ts_rank('{{0.2, 0.3, 0.5, 1.0}}', d.words, q)::float8
+                     {MATCHING} ORDER BY d.id DESC LIMIT $4"
+                ),
+                &m.params(p, &candidates),
             )
             .map_err(|e| self.err(&format!("searching for {:?}", p.query), &e))?;
         let mut scored: Vec<(i64, f64)> = rows
@@ -108,7 +163,7 @@ impl PgIndex {
                 &[&ids],
             )
             .map_err(|e| self.err("reading the hits", &e))?;
-        let hl = highlight_terms(&terms);
+        let hl = highlight_terms(&agentlog_index::terms(&p.query)?);
         let mut by_id = std::collections::HashMap::with_capacity(rows.len());
         for r in rows {
             let cols: [String; 4] = [r.get(10), r.get(11), r.get(12), r.get(13)];

@@ -1,5 +1,6 @@
 use crate::commands::index::{refreshed, IndexLocation};
 use crate::out;
+use agentlog_api::Matches;
 use agentlog_formats::render::sanitize::sanitize_line;
 use agentlog_index::time::{now_ms, parse_time};
 use agentlog_index::{Hit, SearchParams};
@@ -95,7 +96,7 @@ pub fn cmd_search(args: Args) -> anyhow::Result<ExitCode> {
         out::print_json(&hits)?;
     } else {
         // Fields are sanitized one by one: the colours are our own.
-        out::print_exact(&render(&hits, found.more, out::use_color()))?;
+        out::print_exact(&render(&hits, found.matches, out::use_color()))?;
     }
     Ok(if hits.is_empty() {
         ExitCode::from(1)
@@ -104,7 +105,7 @@ pub fn cmd_search(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn render(hits: &[Hit], more: bool, color: bool) -> String {
+fn render(hits: &[Hit], matches: Option<Matches>, color: bool) -> String {
     let (bold, dim, reset) = if color {
         ("\x1b[1m", "\x1b[2m", "\x1b[0m")
     } else {
@@ -156,13 +157,23 @@ fn render(hits: &[Hit], more: bool, color: bool) -> String {
         s.push_str(line[4..].trim());
         s.push('\n');
     }
-    let shown = if more {
-        format!(
+    let shown = hits.len() as u64;
+    let shown = match matches {
+        Some(Matches::Exactly(n)) if n <= shown => out::count(shown, "hit"),
+        Some(Matches::Exactly(n)) => format!(
+            "showing the best {} of {} (raise --limit)",
+            out::group(shown),
+            out::count(n, "hit")
+        ),
+        Some(Matches::AtLeast(n)) => format!(
+            "showing the best {} of {}+ hits (raise --limit)",
+            out::group(shown),
+            out::group(n)
+        ),
+        None => format!(
             "the best {} shown; more match (raise --limit)",
-            out::count(hits.len() as u64, "hit")
-        )
-    } else {
-        out::count(hits.len() as u64, "hit")
+            out::count(shown, "hit")
+        ),
     };
     s.push_str(&format!(
         "{dim}{shown}; open one with: agentlog show SESSION --at ENTRY{reset}\n"
