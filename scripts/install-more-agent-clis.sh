@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the real agent CLIs whose session files agentlog reads beyond the
 # first five (OpenCode, Qwen Code, GitHub Copilot CLI, Kilo Code, Continue,
-# Cline from npm; Aider, Mistral Vibe from PyPI), each pinned, each into its
+# Cline, Factory Droid from npm; Aider, Mistral Vibe from PyPI), each pinned, each into its
 # own directory target/agents/<name>, so the conformance tests can run them
 # against the loopback mock model server. Idempotent: an installed CLI is
 # skipped. Usage: install-more-agent-clis.sh [NAME...] (default: all).
@@ -13,6 +13,7 @@ root="$PWD/target/agents"
 mkdir -p "$root" || exit 1
 
 # name|kind|package spec|file that proves the install
+# (Droid: the wrapper package is at 0.225.1, its Linux binary at 0.225.2)
 clis=(
   "opencode|npm|opencode-ai@1.18.33|node_modules/.bin/opencode"
   "qwen|npm|@qwen-code/qwen-code@0.24.4 node@22|node_modules/.bin/qwen"
@@ -20,6 +21,7 @@ clis=(
   "kilo|npm|@kilocode/cli@7.7.7|node_modules/.bin/kilo"
   "continue|npm|@continuedev/cli@1.5.47|node_modules/.bin/cn"
   "cline|npm|cline@3.0.65|node_modules/.bin/cline"
+  "droid|npm|@factory/cli@0.225.1 @factory/cli-linux-x64@0.225.2|node_modules/.bin/droid"
   "aider|pypi|aider-chat==0.86.2|venv/bin/aider"
   "vibe|pypi|mistral-vibe==3.0.3|venv/bin/vibe"
 )

@@ -557,3 +557,116 @@ fn qwen_resumes_a_session_agentlog_converted() {
         "the converted history was not sent"
     );
 }
+
+/// A Factory Droid command whose custom model is the mock server (no login:
+/// `~/.factory/settings.json` names an OpenAI-compatible endpoint).
+fn droid_cmd(bin: &Path, home: &Path, cwd: &Path, url: &str) -> Command {
+    let settings = json!({"customModels": [{
+        "model": "mock-model",
+        "displayName": "Mock",
+        "baseUrl": format!("{url}/v1"),
+        "apiKey": "sk-mock",
+        "provider": "generic-chat-completion-api",
+        "maxOutputTokens": 4096,
+    }]});
+    std::fs::create_dir_all(home.join(".factory")).unwrap();
+    std::fs::write(home.join(".factory/settings.json"), settings.to_string()).unwrap();
+    let mut c = command(bin, home, cwd, None);
+    // Droid asks Factory's API about a session before continuing it; the
+    // mock answers those requests with errors, and Droid then continues
+    // from its local file (nothing leaves the machine).
+    c.env("FACTORY_API_BASE_URL", url);
+    c
+}
+
+#[test]
+fn droid_sessions_are_read_completely() {
+    let Some(bin) = cli("droid", "node_modules/.bin/droid") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let (script, replies) = listing_script(
+        "Execute",
+        json!({"command": "ls", "summary": "List the files here", "riskLevel": "low",
+               "riskLevelReason": "It only lists files"}),
+    );
+    let server = MockServer::start(script).unwrap();
+    let mut c = droid_cmd(&bin, &home, &cwd, &server.url());
+    c.args([
+        "exec",
+        "-m",
+        "mock-model",
+        "--auto",
+        "low",
+        "What files are here?",
+    ]);
+    run(c, "droid exec");
+    let f = registry::by_name("droid").unwrap();
+    let found = sessions(f, &home, &[]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let id = f.read_path(&found[0]).unwrap().session.meta.id;
+    // Continued in a second run, by its id.
+    let mut c = droid_cmd(&bin, &home, &cwd, &server.url());
+    c.args([
+        "exec",
+        "-m",
+        "mock-model",
+        "--auto",
+        "low",
+        "-s",
+        &id,
+        "Anything else?",
+    ]);
+    run(c, "droid exec -s");
+    let found = sessions(f, &home, &[]);
+    assert_eq!(found.len(), 1, "one session, continued: {found:?}");
+    let read = f.read_path(&found[0]).unwrap();
+    let s = &read.session;
+    assert_eq!(s.meta.id, id);
+    assert_eq!(s.meta.cwd.as_deref(), Some(cwd.to_str().unwrap()));
+    assert_eq!(s.prompts(), ["What files are here?", "Anything else?"]);
+    let c = calls(s);
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!(c[0].0, "Execute");
+    assert_eq!(c[0].1["command"], "ls");
+    let r = results(s);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].contains("README"), "the listing: {r:?}");
+    let answers = texts(s, &Role::Assistant);
+    for a in ["There is one file here: README.", "Nothing else to add."] {
+        assert!(answers.iter().any(|x| x.contains(a)), "{answers:?}");
+    }
+    // Droid keeps the session's token total, not each reply's: it is what
+    // the mock reported over every turn.
+    let total = s.total_usage();
+    let outputs: u64 = replies
+        .iter()
+        .map(|r| {
+            let (o, t) = reply_tokens(r);
+            o + t
+        })
+        .sum();
+    assert!(total.output > 0, "{total:?}");
+    assert!(
+        total.output <= outputs + 16,
+        "output {} against {outputs} replied",
+        total.output
+    );
+    assert!(total.input > 0, "{total:?}");
+    assert!(
+        read.diagnostics
+            .iter()
+            .all(|d| d.severity != agentlog_formats::Severity::Error),
+        "{:?}",
+        read.diagnostics
+    );
+    assert!(
+        f.validate(&found[0])
+            .unwrap()
+            .iter()
+            .all(|d| d.severity != agentlog_formats::Severity::Error),
+        "validate"
+    );
+}
