@@ -162,7 +162,21 @@ pub fn list_in(
         ..Listing::default()
     };
     let rows = from_index(backend, &formats)?;
-    Ok(finish(listing, rows, 0, opts))
+    let mut listing = finish(listing, rows, 0, opts);
+    // Tokens only for the sessions kept: summing them for every session of
+    // a large catalog is most of a listing's time.
+    let paths: Vec<String> = listing
+        .sessions
+        .iter()
+        .map(|s| s.path.to_string_lossy().into_owned())
+        .collect();
+    for (s, tokens) in listing.sessions.iter_mut().zip(backend.tokens_of(&paths)?) {
+        s.tokens = tokens
+            .iter()
+            .map(|t| t.input + t.output + t.cache_read + t.cache_write)
+            .sum();
+    }
+    Ok(listing)
 }
 
 /// Filters, sorts and cuts `rows` as `opts` asks, saying which filter
@@ -260,7 +274,11 @@ fn from_files(
 
 fn from_index(index: &dyn Backend, formats: &[String]) -> Result<Vec<SessionSummary>, ApiError> {
     let mut rows = Vec::new();
-    for info in index.list_sessions(&ListParams::default())? {
+    let all = ListParams {
+        without_tokens: true,
+        ..ListParams::default()
+    };
+    for info in index.list_sessions(&all)? {
         if formats.contains(&info.format) {
             rows.push(summary_of_info(&info));
         }

@@ -2,8 +2,8 @@
 //! they read the index, full updates and rebuilds, and watching.
 
 use crate::{ApiError, Settings};
-use agentlog_formats::discover::{discover_report, Found};
-use agentlog_index::{Index, Progress, UpdateReport};
+use agentlog_formats::discover::{discover_report, Discovery, Found};
+use agentlog_index::{Index, Journal, Progress, UpdateReport};
 use std::path::Path;
 
 /// A refresh reads at most this many files before a command runs; beyond
@@ -63,10 +63,131 @@ pub fn open(settings: &Settings, events: &mut dyn FnMut(Event<'_>)) -> Result<In
 /// Returns every session file discovery finds, and its problems (folders
 /// that could not be listed).
 pub fn discover(settings: &Settings) -> Result<(Vec<Found>, Vec<String>), ApiError> {
-    let formats = settings.formats(&[])?;
-    let report = discover_report(&settings.env, Some(&formats));
+    let (report, _) = discovery(settings)?;
     let problems = report.diagnostics.iter().map(ToString::to_string).collect();
     Ok((report.found, problems))
+}
+
+/// What a full discovery found, for [`update`]: the sessions, the problems
+/// met, and where it looked (kept as the journal once the index holds
+/// every session found).
+#[derive(Clone, Debug)]
+pub struct Discovered {
+    /// Every session file found.
+    pub found: Vec<Found>,
+    /// Folders that could not be listed, and similar problems.
+    pub problems: Vec<String>,
+    discovery: Discovery,
+    key: u64,
+}
+
+/// Runs a full discovery for `settings` (see [`Discovered`]).
+pub fn discover_full(settings: &Settings) -> Result<Discovered, ApiError> {
+    let (mut discovery, key) = discovery(settings)?;
+    let problems = discovery
+        .diagnostics
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    Ok(Discovered {
+        found: std::mem::take(&mut discovery.found),
+        problems,
+        discovery,
+        key,
+    })
+}
+
+/// Runs discovery for `settings`; returns its report and the journal key of
+/// these settings.
+fn discovery(settings: &Settings) -> Result<(Discovery, u64), ApiError> {
+    let formats = settings.formats(&[])?;
+    let key = journal_key(settings, &formats);
+    Ok((discover_report(&settings.env, Some(&formats)), key))
+}
+
+/// The journal key of `settings`: what discovery looks for and where.
+fn journal_key(settings: &Settings, formats: &[String]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    formats.hash(&mut h);
+    settings.env.home.hash(&mut h);
+    settings.env.vars.hash(&mut h);
+    settings.env.roots.hash(&mut h);
+    h.finish()
+}
+
+/// How long after a full check (a `stat` of every session file) commands
+/// rely on the journal alone; after this they still answer at once, and
+/// [`full_check_due`] says so (the CLI then runs one in the background).
+pub const FULL_CHECK_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Files last seen written within this long of the last full check are
+/// `stat`ed by every command: the sessions agents are writing.
+pub const RECENT: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Formats that keep many sessions in one file: a new session in them
+/// changes no directory, so their discovery runs on every command.
+const CONTAINERS: [&str; 2] = ["opencode", "kilo"];
+
+/// Keeps the journal of a full check that `discovery` was part of.
+fn keep_journal(index: &Index, discovery: &Discovery, key: u64) -> Result<(), ApiError> {
+    index.save_journal(&Journal {
+        checked_ms: agentlog_index::time::now_ms(),
+        key,
+        dirs: discovery.dirs.clone(),
+    })?;
+    Ok(())
+}
+
+/// True when the journal of `index` is older than [`FULL_CHECK_EVERY`] (or
+/// missing) and no other process claimed the check within that time: the
+/// caller should run a full check soon, e.g. in the background. Claims it.
+pub fn full_check_due(index: &Index) -> bool {
+    let now = agentlog_index::time::now_ms();
+    let every = FULL_CHECK_EVERY.as_millis() as i64;
+    let stale = index
+        .journal()
+        .ok()
+        .flatten()
+        .is_none_or(|j| now.saturating_sub(j.checked_ms) >= every);
+    stale && index.claim_check(now, every).unwrap_or(false)
+}
+
+/// The quick refresh: when the journal is for these settings and no
+/// directory discovery looks in has changed, reads what changed among the
+/// recently written files (and the sessions of [`CONTAINERS`]). `None`
+/// when a full check is needed.
+fn quick(settings: &Settings, index: &mut Index) -> Result<Option<Refreshed>, ApiError> {
+    let Some(journal) = index.journal()? else {
+        return Ok(None);
+    };
+    let formats = settings.formats(&[])?;
+    if journal.key != journal_key(settings, &formats) || !journal.dirs_unchanged() {
+        return Ok(None);
+    }
+    let containers: Vec<String> = formats
+        .iter()
+        .filter(|f| CONTAINERS.contains(&f.as_str()))
+        .cloned()
+        .collect();
+    let more = if containers.is_empty() {
+        Vec::new()
+    } else {
+        discover_report(&settings.env, Some(&containers)).found
+    };
+    let since_ns = journal
+        .checked_ms
+        .saturating_sub(RECENT.as_millis() as i64)
+        .saturating_mul(1_000_000);
+    let plan = index.plan_recent(since_ns, &more)?;
+    if plan.is_empty() {
+        return Ok(Some(Refreshed::Current));
+    }
+    if plan.files_to_read() > CHEAP_FILES || plan.bytes > CHEAP_BYTES {
+        return Ok(None);
+    }
+    let report = index.apply(plan, &mut |_| {})?;
+    Ok(Some(Refreshed::Updated(report)))
 }
 
 /// Returns the index, brought up to date first when that is cheap (a stat
@@ -78,9 +199,13 @@ pub fn refreshed(
     events: &mut dyn FnMut(Event<'_>),
 ) -> Result<(Index, Refreshed), ApiError> {
     let mut index = open(settings, events)?;
-    let (found, _) = discover(settings)?;
-    let plan = index.plan(&found)?;
+    if let Some(r) = quick(settings, &mut index)? {
+        return Ok((index, r));
+    }
+    let (discovered, key) = discovery(settings)?;
+    let plan = index.plan(&discovered.found)?;
     if plan.is_empty() {
+        keep_journal(&index, &discovered, key)?;
         return Ok((index, Refreshed::Current));
     }
     let empty = index.counts()?.1 == 0 && index.file_state_count()? == 0;
@@ -98,6 +223,7 @@ pub fn refreshed(
         });
     }
     let report = index.apply(plan, &mut |p| events(Event::Progress(p)))?;
+    keep_journal(&index, &discovered, key)?;
     Ok((
         index,
         if empty {
@@ -112,19 +238,22 @@ pub fn refreshed(
 /// file again into a new index that replaces the old one when complete).
 pub fn update(
     settings: &Settings,
-    found: &[Found],
+    discovered: &Discovered,
     rebuild: bool,
     events: &mut dyn FnMut(Event<'_>),
 ) -> Result<(Index, UpdateReport), ApiError> {
-    if rebuild {
-        let r = Index::rebuild(&settings.index_path, found, &mut |p| {
+    let found = &discovered.found;
+    let (index, report) = if rebuild {
+        Index::rebuild(&settings.index_path, found, &mut |p| {
             events(Event::Progress(p))
-        })?;
-        return Ok(r);
-    }
-    let mut index = open(settings, events)?;
-    let plan = index.plan(found)?;
-    let report = index.apply(plan, &mut |p| events(Event::Progress(p)))?;
+        })?
+    } else {
+        let mut index = open(settings, events)?;
+        let plan = index.plan(found)?;
+        let report = index.apply(plan, &mut |p| events(Event::Progress(p)))?;
+        (index, report)
+    };
+    keep_journal(&index, &discovered.discovery, discovered.key)?;
     Ok((index, report))
 }
 
@@ -134,12 +263,15 @@ pub fn watch_round(
     index: &mut Index,
     settings: &Settings,
 ) -> Result<Option<UpdateReport>, ApiError> {
-    let (found, _) = discover(settings)?;
-    let plan = index.plan(&found)?;
-    if plan.is_empty() {
-        return Ok(None);
-    }
-    Ok(Some(index.apply(plan, &mut |_| {})?))
+    let (discovered, key) = discovery(settings)?;
+    let plan = index.plan(&discovered.found)?;
+    let report = if plan.is_empty() {
+        None
+    } else {
+        Some(index.apply(plan, &mut |_| {})?)
+    };
+    keep_journal(index, &discovered, key)?;
+    Ok(report)
 }
 
 /// How often `agentlog index` runs SQLite's `quick_check` on the index:

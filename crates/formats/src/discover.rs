@@ -26,6 +26,11 @@ pub struct Discovery {
     pub found: Vec<Found>,
     /// Directories that could not be listed, and similar problems.
     pub diagnostics: Vec<Diagnostic>,
+    /// Every directory discovery looked in, with its modification time
+    /// (nanoseconds) taken before it looked: while none of these times
+    /// changes, no session file was added, removed or renamed where
+    /// discovery looks (see [`crate::env::note_dir`]).
+    pub dirs: Vec<(std::path::PathBuf, i64)>,
 }
 
 /// Returns every session of every format (or of `only`, by name) found in
@@ -40,6 +45,7 @@ pub fn discover_all(env: &DiscoverEnv, only: Option<&[String]>) -> Vec<Found> {
 /// registry order.
 pub fn discover_report(env: &DiscoverEnv, only: Option<&[String]>) -> Discovery {
     let previous = crate::env::begin_problems();
+    let previous_dirs = crate::env::begin_dirs();
     let mut found = Vec::new();
     let mut seen = HashSet::new();
     for f in registry::all() {
@@ -58,8 +64,13 @@ pub fn discover_report(env: &DiscoverEnv, only: Option<&[String]>) -> Discovery 
             }
         }
     }
+    let dirs = crate::env::end_dirs(previous_dirs);
     let mut diagnostics = crate::env::end_problems(previous);
     diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
     diagnostics.dedup();
-    Discovery { found, diagnostics }
+    Discovery {
+        found,
+        diagnostics,
+        dirs,
+    }
 }

@@ -159,6 +159,52 @@ pub(crate) fn end_problems(previous: Vec<Diagnostic>) -> Vec<Diagnostic> {
     PROBLEMS.with(|p| std::mem::replace(&mut *p.borrow_mut(), previous))
 }
 
+thread_local! {
+    /// The directories the walk helpers looked in during the current
+    /// discovery on this thread, with their modification times taken just
+    /// before they were listed.
+    static DIRS: RefCell<Vec<(PathBuf, i64)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Returns the modification time of `path` in nanoseconds since the epoch.
+pub fn mtime_ns(path: &Path) -> Option<i64> {
+    let m = std::fs::metadata(path).ok()?;
+    let t = m.modified().ok()?;
+    let d = t.duration_since(std::time::UNIX_EPOCH).ok()?;
+    i64::try_from(d.as_nanos()).ok()
+}
+
+/// Records that discovery looks in `dir` (a directory it lists, or one
+/// whose entries it probes by name), with its modification time now: a
+/// later change of that time means files were added, removed or renamed
+/// there. A directory that does not exist is recorded through its nearest
+/// existing ancestor, whose time changes when the missing part is made.
+pub fn note_dir(dir: &Path) {
+    let mut at = Some(dir);
+    while let Some(d) = at {
+        if let Some(t) = mtime_ns(d).filter(|_| d.is_dir()) {
+            DIRS.with(|v| v.borrow_mut().push((d.to_path_buf(), t)));
+            return;
+        }
+        at = d.parent();
+    }
+}
+
+/// Starts collecting looked-in directories on this thread; returns what
+/// was being collected before (for [`end_dirs`]).
+pub(crate) fn begin_dirs() -> Vec<(PathBuf, i64)> {
+    DIRS.with(|v| std::mem::take(&mut *v.borrow_mut()))
+}
+
+/// Returns the directories collected since [`begin_dirs`] (each once, with
+/// the earliest time seen) and restores `previous`.
+pub(crate) fn end_dirs(previous: Vec<(PathBuf, i64)>) -> Vec<(PathBuf, i64)> {
+    let mut dirs = DIRS.with(|v| std::mem::replace(&mut *v.borrow_mut(), previous));
+    dirs.sort();
+    dirs.dedup_by(|a, b| a.0 == b.0);
+    dirs
+}
+
 fn note_unreadable(dir: &Path, err: &std::io::Error) {
     if err.kind() != std::io::ErrorKind::NotFound {
         note_problem(Diagnostic::warning(
@@ -211,6 +257,7 @@ pub fn walk_files(root: &Path, max_depth: usize, keep: &dyn Fn(&Path) -> bool) -
                 continue;
             }
         }
+        note_dir(&dir);
         let rd = match std::fs::read_dir(&dir) {
             Ok(rd) => rd,
             Err(e) => {
@@ -253,6 +300,7 @@ pub fn walk_files(root: &Path, max_depth: usize, keep: &dyn Fn(&Path) -> bool) -
 /// directories included), sorted. A directory that cannot be listed gives
 /// an empty list and a reported problem; a missing one just an empty list.
 pub fn list_dirs(dir: &Path) -> Vec<PathBuf> {
+    note_dir(dir);
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) => {

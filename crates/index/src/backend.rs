@@ -119,6 +119,24 @@ pub trait Backend: Send {
         Err(unsupported(self.name(), "update"))
     }
 
+    /// Returns the tokens by model of the session of each file of `paths`
+    /// (empty for a path not in the catalog): what a listing made with
+    /// [`ListParams::without_tokens`] fills in for the rows it keeps.
+    fn tokens_of(&self, paths: &[String]) -> Result<Vec<Vec<crate::SessionTokens>>, IndexError> {
+        let all = self.list_sessions(&ListParams::default())?;
+        let by_path: std::collections::HashMap<&str, &SessionInfo> =
+            all.iter().map(|s| (s.path.as_str(), s)).collect();
+        Ok(paths
+            .iter()
+            .map(|p| {
+                by_path
+                    .get(p.as_str())
+                    .map(|s| s.tokens.clone())
+                    .unwrap_or_default()
+            })
+            .collect())
+    }
+
     /// Searches every entry; returns the best hits first.
     fn search(&self, p: &SearchParams) -> Result<Vec<Hit>, IndexError> {
         let _ = p;
@@ -185,6 +203,10 @@ impl Backend for Index {
 
     fn count_matches(&self, p: &SearchParams, cap: u64) -> Result<u64, IndexError> {
         Index::count_matches(self, p, cap)
+    }
+
+    fn tokens_of(&self, paths: &[String]) -> Result<Vec<Vec<crate::SessionTokens>>, IndexError> {
+        Index::tokens_of(self, paths)
     }
 
     fn stats(&self, p: &StatsParams) -> Result<Stats, IndexError> {

@@ -20,6 +20,10 @@ pub struct ListParams {
     pub offset: usize,
     /// Which time orders the list (newest first).
     pub order: SessionOrder,
+    /// Leave each session's `tokens` empty: listing every session of a
+    /// large index is then a read of the catalog alone (see
+    /// [`crate::Backend::tokens_of`] for the rows kept).
+    pub without_tokens: bool,
 }
 
 /// Which time orders a session list; newest first either way, sessions
@@ -147,11 +151,48 @@ impl Index {
                 skip -= 1;
                 continue;
             }
-            info.tokens = self.session_tokens(id)?;
+            if !p.without_tokens {
+                info.tokens = self.session_tokens(id)?;
+            }
             out.push(info);
             if p.limit > 0 && out.len() >= p.limit {
                 break;
             }
+        }
+        Ok(out)
+    }
+
+    /// Returns the tokens by model of the session of each file of `paths`
+    /// (empty for a path not in the catalog).
+    pub fn tokens_of(&self, paths: &[String]) -> Result<Vec<Vec<SessionTokens>>, IndexError> {
+        use rusqlite::OptionalExtension;
+        let mut out = Vec::with_capacity(paths.len());
+        for p in paths {
+            // By the file's row (its path is indexed; a session has its
+            // file's id), else by the catalog's path.
+            let mut id: Option<i64> = self
+                .conn
+                .prepare_cached(
+                    "SELECT s.id FROM files f JOIN sessions s ON s.id = f.id
+                     WHERE f.path = ?1 AND s.path = ?1",
+                )
+                .at(&self.path)?
+                .query_row([p], |r| r.get(0))
+                .optional()
+                .at(&self.path)?;
+            if id.is_none() {
+                id = self
+                    .conn
+                    .prepare_cached("SELECT id FROM sessions WHERE path = ?1")
+                    .at(&self.path)?
+                    .query_row([p], |r| r.get(0))
+                    .optional()
+                    .at(&self.path)?;
+            }
+            out.push(match id {
+                Some(id) => self.session_tokens(id)?,
+                None => Vec::new(),
+            });
         }
         Ok(out)
     }

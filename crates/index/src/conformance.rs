@@ -279,6 +279,31 @@ fn check_list(b: &dyn Backend, e: &[Expected]) {
         newest_first(e, |x| x.updated_ms),
         "{name}: every session, last updated first"
     );
+    // Without tokens: the same sessions, tokens left out; `tokens_of`
+    // gives them (and nothing for a path not in the catalog).
+    let bare = list(
+        b,
+        &ListParams {
+            without_tokens: true,
+            ..ListParams::default()
+        },
+    );
+    assert_eq!(ids(&bare), ids(&all), "{name}: listing without tokens");
+    assert!(
+        bare.iter().all(|s| s.tokens.is_empty()),
+        "{name}: tokens left out"
+    );
+    let mut paths: Vec<String> = all.iter().map(|s| s.path.clone()).collect();
+    paths.push("/no/such/session.json".into());
+    let tokens = ok(b, "tokens_of", b.tokens_of(&paths));
+    assert_eq!(tokens.len(), paths.len(), "{name}: tokens_of");
+    for (info, t) in all.iter().zip(&tokens) {
+        assert_eq!(&info.tokens, t, "{name}: tokens_of {}", info.session_id);
+    }
+    assert!(
+        tokens[all.len()].is_empty(),
+        "{name}: tokens of an unknown path"
+    );
     for info in &all {
         let Some(x) = e.iter().find(|x| x.id == info.session_id) else {
             panic!("{name}: listed an unknown session {}", info.session_id);

@@ -84,6 +84,39 @@ impl Index {
     /// Returns what an update over `found` would do, looking only at file
     /// sizes, times and inodes.
     pub fn plan(&self, found: &[Found]) -> Result<Plan, IndexError> {
+        self.plan_with(found, None, true)
+    }
+
+    /// Returns what an update of the indexed files last seen modified at or
+    /// after `since_ns` (and those whose last read failed) would do, plus
+    /// the files of `more` (new ones included); other indexed files are
+    /// neither looked at nor removed. Only those files' states are loaded.
+    pub fn plan_recent(&self, since_ns: i64, more: &[Found]) -> Result<Plan, IndexError> {
+        let mut stored = self.file_states(Some(since_ns))?;
+        let mut found: Vec<Found> = stored
+            .iter()
+            .filter_map(|(p, s)| {
+                agentlog_formats::registry::by_name(&s.format).map(|f| Found {
+                    path: std::path::PathBuf::from(p),
+                    format: f.name(),
+                })
+            })
+            .collect();
+        for f in more {
+            if let Some(s) = self.file_state_of(&f.path)? {
+                stored.insert(path_key(&f.path).into_owned(), s);
+            }
+            found.push(f.clone());
+        }
+        self.plan_with(&found, Some(&stored), false)
+    }
+
+    fn plan_with(
+        &self,
+        found: &[Found],
+        only: Option<&HashMap<String, FileState>>,
+        remove_missing: bool,
+    ) -> Result<Plan, IndexError> {
         let lock = if self.lock_updates {
             Some(std::sync::Arc::new(crate::lockfile::IndexLock::acquire(
                 &self.path,
@@ -92,10 +125,12 @@ impl Index {
             None
         };
         let stats = stat_all(found);
-        self.load_states()?;
+        if only.is_none() {
+            self.load_states()?;
+        }
         let cache = self.states.borrow();
         let empty = HashMap::new();
-        let stored = cache.as_ref().map_or(&empty, |c| &c.1);
+        let stored = only.unwrap_or_else(|| cache.as_ref().map_or(&empty, |c| &c.1));
         let mut seen: std::collections::HashSet<&std::path::Path> =
             std::collections::HashSet::with_capacity(found.len());
         let mut plan = Plan {
@@ -152,7 +187,7 @@ impl Index {
         }
         for (path, s) in stored {
             let p = std::path::Path::new(path.as_str());
-            if !seen.contains(p) {
+            if remove_missing && !seen.contains(p) {
                 plan.removed.push((s.id, p.to_path_buf()));
             }
         }
@@ -317,43 +352,26 @@ impl Index {
         {
             return Ok(());
         }
-        let states = self.file_states()?;
+        let states = self.file_states(None)?;
         *self.states.borrow_mut() = Some((version, states));
         Ok(())
     }
 
     /// Returns the stored state of every file, by path.
-    pub(crate) fn file_states(&self) -> Result<HashMap<String, FileState>, IndexError> {
+    /// With `since_ns`, only of the files last seen modified at or after
+    /// it and of those whose last read failed.
+    pub(crate) fn file_states(
+        &self,
+        since_ns: Option<i64>,
+    ) -> Result<HashMap<String, FileState>, IndexError> {
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT id, path, format, size, mtime_ns, inode, indexed_to, tail_offset,
-                        tail_line, head_hash, before_hash, error FROM files",
-            )
+            .prepare_cached(&format!(
+                "SELECT {STATE_COLUMNS} FROM files
+                     WHERE ?1 IS NULL OR mtime_ns >= ?1 OR error IS NOT NULL"
+            ))
             .at(&self.path)?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(1)?,
-                    FileState {
-                        id: r.get(0)?,
-                        format: r.get(2)?,
-                        stat: FileStat {
-                            size: r.get::<_, i64>(3)? as u64,
-                            mtime_ns: r.get(4)?,
-                            inode: r.get::<_, i64>(5)? as u64,
-                            is_file: true,
-                        },
-                        indexed_to: r.get::<_, i64>(6)? as u64,
-                        tail_offset: r.get::<_, i64>(7)? as u64,
-                        tail_line: r.get::<_, i64>(8)? as u64,
-                        head_hash: r.get(9)?,
-                        before_hash: r.get(10)?,
-                        error: r.get(11)?,
-                    },
-                ))
-            })
-            .at(&self.path)?;
+        let rows = stmt.query_map([since_ns], state_row).at(&self.path)?;
         let mut out = HashMap::new();
         for row in rows {
             let (p, s) = row.at(&self.path)?;
@@ -365,7 +383,22 @@ impl Index {
     /// Returns the stored state of the file at `path` (for tests and
     /// `agentlog doctor`).
     pub fn file_state(&self, path: &std::path::Path) -> Result<Option<FileState>, IndexError> {
-        Ok(self.file_states()?.remove(path_key(path).as_ref()))
+        self.file_state_of(path)
+    }
+
+    fn file_state_of(&self, path: &std::path::Path) -> Result<Option<FileState>, IndexError> {
+        use rusqlite::OptionalExtension;
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {STATE_COLUMNS} FROM files WHERE path = ?1"
+            ))
+            .at(&self.path)?;
+        Ok(stmt
+            .query_row([path_key(path).as_ref()], state_row)
+            .optional()
+            .at(&self.path)?
+            .map(|(_, s)| s))
     }
 }
 
@@ -388,6 +421,33 @@ fn learn(cache: &mut HashMap<String, FileState>, learned: Vec<(PathBuf, Option<F
 /// than hashing a path component by component).
 fn path_key(p: &std::path::Path) -> std::borrow::Cow<'_, str> {
     p.to_string_lossy()
+}
+
+/// The columns of a file's state, in the order [`state_row`] reads them.
+const STATE_COLUMNS: &str = "id, path, format, size, mtime_ns, inode, indexed_to, tail_offset,
+     tail_line, head_hash, before_hash, error";
+
+/// Reads a row of [`STATE_COLUMNS`]: the file's path and state.
+fn state_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, FileState)> {
+    Ok((
+        r.get::<_, String>(1)?,
+        FileState {
+            id: r.get(0)?,
+            format: r.get(2)?,
+            stat: FileStat {
+                size: r.get::<_, i64>(3)? as u64,
+                mtime_ns: r.get(4)?,
+                inode: r.get::<_, i64>(5)? as u64,
+                is_file: true,
+            },
+            indexed_to: r.get::<_, i64>(6)? as u64,
+            tail_offset: r.get::<_, i64>(7)? as u64,
+            tail_line: r.get::<_, i64>(8)? as u64,
+            head_hash: r.get(9)?,
+            before_hash: r.get(10)?,
+            error: r.get(11)?,
+        },
+    ))
 }
 
 /// Returns the stat of every file, on two threads (a stat is a system call

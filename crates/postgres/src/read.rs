@@ -78,6 +78,9 @@ impl PgIndex {
                 tokens: Vec::new(),
             });
         }
+        if p.without_tokens {
+            return Ok(out);
+        }
         let rows = self.db()
             .query(
                 "SELECT session, coalesce(model, 'unknown') m, count(*), sum(input)::bigint,

@@ -133,6 +133,9 @@ pub fn refreshed(loc: &IndexLocation) -> anyhow::Result<Index> {
     let mut shown = Shown::new(std::io::stderr().is_terminal());
     let (index, what) = refresh::refreshed(&settings, &mut |e| shown.event(e))?;
     shown.finish();
+    if std::env::var_os("AGENTLOG_NO_BACKGROUND").is_none() && refresh::full_check_due(&index) {
+        check_in_background(loc);
+    }
     if let refresh::Refreshed::Behind { files, bytes } = what {
         crate::eprintln_clean!(
             "agentlog: the index is behind by {} ({} MB); results may be stale. Run `agentlog index` to update it.",
@@ -141,6 +144,34 @@ pub fn refreshed(loc: &IndexLocation) -> anyhow::Result<Index> {
         );
     }
     Ok(index)
+}
+
+/// Starts `agentlog index` (same index, same roots) as a process of its
+/// own that outlives this one: the full check that finds appends to
+/// sessions not written recently, without making this command wait.
+fn check_in_background(loc: &IndexLocation) {
+    use std::os::unix::process::CommandExt as _;
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("index");
+    for r in &loc.roots {
+        cmd.arg("--root").arg(r);
+    }
+    if let Some(p) = &loc.index {
+        cmd.arg("--index").arg(p);
+    }
+    cmd.env("AGENTLOG_NO_BACKGROUND", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        // Its own process group: a Ctrl-C meant for the next command does
+        // not stop it half-way (it could not lose data, but would redo).
+        .process_group(0);
+    // Not waited for: it finishes on its own, and the index's lock keeps
+    // two updates from interleaving.
+    let _ = cmd.spawn();
 }
 
 fn bar(total_bytes: u64) -> ProgressBar {
@@ -162,9 +193,12 @@ pub fn cmd_index(args: Args) -> anyhow::Result<ExitCode> {
         return watch(&settings, args.json);
     }
     let started = Instant::now();
-    let found = discover(&settings, true)?;
+    let discovered = refresh::discover_full(&settings)?;
+    for d in &discovered.problems {
+        crate::eprintln_clean!("agentlog: warning: {d}");
+    }
     let pb = tty.then(|| bar(0));
-    let (index, report) = refresh::update(&settings, &found, args.rebuild, &mut |e| {
+    let (index, report) = refresh::update(&settings, &discovered, args.rebuild, &mut |e| {
         if let refresh::Event::Progress(p) = e {
             show_progress(pb.as_ref(), p);
         } else if let refresh::Event::Replaced { notice } = e {

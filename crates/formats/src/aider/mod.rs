@@ -102,6 +102,7 @@ impl Format for AiderFormat {
                 dirs.push(d);
             }
             for d in dirs {
+                crate::env::note_dir(&d);
                 let f = d.join(HISTORY_FILE);
                 if f.is_file() {
                     out.push(f);

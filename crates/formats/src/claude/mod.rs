@@ -259,6 +259,7 @@ pub fn subagent_files(session_path: &Path) -> Vec<PathBuf> {
             .is_some_and(|n| n.starts_with("agent-") && n.ends_with(".jsonl"))
     };
     let nested = session_path.with_extension("").join("subagents");
+    crate::env::note_dir(&nested);
     if nested.is_dir() {
         out.extend(crate::env::walk_files(&nested, 4, &is_agent));
     }
@@ -267,6 +268,7 @@ pub fn subagent_files(session_path: &Path) -> Vec<PathBuf> {
         .and_then(|s| s.to_str())
         .unwrap_or_default();
     if let Some(dir) = session_path.parent() {
+        crate::env::note_dir(dir);
         if let Ok(rd) = std::fs::read_dir(dir) {
             let mut flat: Vec<PathBuf> = rd
                 .flatten()

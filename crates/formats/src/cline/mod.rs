@@ -90,6 +90,7 @@ impl Format for ClineFormat {
                 let Some(id) = dir.file_name().and_then(|n| n.to_str()) else {
                     continue;
                 };
+                crate::env::note_dir(&dir);
                 let f = dir.join(format!("{id}{MESSAGES}"));
                 if f.is_file() {
                     out.push(f);

@@ -139,6 +139,7 @@ impl Format for CopilotFormat {
                 p.extension().is_some_and(|x| x == "jsonl")
             }));
             for dir in list_dirs(&root) {
+                crate::env::note_dir(&dir);
                 let events = dir.join("events.jsonl");
                 if events.is_file() {
                     out.push(events);

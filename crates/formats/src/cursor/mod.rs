@@ -126,6 +126,7 @@ fn discover_in(root: &Path, explicit: bool) -> Vec<PathBuf> {
     let mut transcripts = Vec::new();
     for project in list_dirs(&root.join("projects")) {
         let dir = project.join("agent-transcripts");
+        crate::env::note_dir(&dir);
         if dir.is_dir() {
             transcripts.extend(walk_files(&dir, 3, &is_jsonl));
         }
@@ -133,6 +134,7 @@ fn discover_in(root: &Path, explicit: bool) -> Vec<PathBuf> {
     let mut stores = Vec::new();
     for workspace in list_dirs(&root.join("chats")) {
         for chat in list_dirs(&workspace) {
+            crate::env::note_dir(&chat);
             let db = chat.join("store.db");
             if db.is_file() {
                 stores.push(db);

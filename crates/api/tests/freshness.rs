@@ -1,0 +1,144 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The index's freshness journal: commands look at directories, not at
+//! every file, and still find what agents just wrote.
+
+use agentlog_api::refresh;
+use agentlog_api::Settings;
+use agentlog_index::SearchParams;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// A Claude Code record line of session `sid` saying `text`.
+fn line(sid: &str, uuid: &str, parent: Option<&str>, text: &str) -> String {
+    serde_json::json!({
+        "type": "user",
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": sid,
+        "timestamp": "2026-01-01T10:00:00Z",
+        "cwd": "/p",
+        "message": {"role": "user", "content": text},
+    })
+    .to_string()
+        + "\n"
+}
+
+fn session(home: &Path, project: &str, sid: &str, text: &str) -> PathBuf {
+    let dir = home.join(".claude/projects").join(project);
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(format!("{sid}.jsonl"));
+    std::fs::write(&p, line(sid, &format!("{sid}-1"), None, text)).unwrap();
+    p
+}
+
+fn append(path: &Path, sid: &str, n: u32, text: &str) {
+    let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    let parent = format!("{sid}-{}", n - 1);
+    f.write_all(line(sid, &format!("{sid}-{n}"), Some(&parent), text).as_bytes())
+        .unwrap();
+}
+
+/// The ids of the sessions where `word` is found, after the refresh every
+/// command does.
+fn found(settings: &Settings, word: &str) -> Vec<String> {
+    let (index, _) = refresh::refreshed(settings, &mut |_| {}).unwrap();
+    let r = agentlog_api::search(&index, &SearchParams::new(word)).unwrap();
+    let mut ids: Vec<String> = r.hits.into_iter().map(|h| h.session_id).collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+fn days_ago(path: &Path, days: u64) {
+    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(days * 86_400);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
+}
+
+#[test]
+fn new_sessions_and_appends_are_found_without_a_stat_of_every_file() {
+    let home = tempfile::tempdir().unwrap();
+    let settings = Settings::with_home(home.path());
+    let a = session(home.path(), "-p", "aaaa", "alphaword here");
+    assert_eq!(found(&settings, "alphaword"), ["aaaa"]);
+    let (index, _) = refresh::refreshed(&settings, &mut |_| {}).unwrap();
+    let journal = index
+        .journal()
+        .unwrap()
+        .expect("a journal after a full check");
+    assert!(
+        journal
+            .dirs
+            .iter()
+            .any(|(d, _)| d.ends_with(".claude/projects/-p")),
+        "{journal:?}"
+    );
+    drop(index);
+
+    // An append to a session being written: found (it is recent).
+    append(&a, "aaaa", 2, "gammaword now");
+    assert_eq!(found(&settings, "gammaword"), ["aaaa"]);
+    // A new session beside it, and one in a new project folder.
+    session(home.path(), "-p", "bbbb", "betaword");
+    assert_eq!(found(&settings, "betaword"), ["bbbb"]);
+    session(home.path(), "-q", "cccc", "deltaword");
+    assert_eq!(found(&settings, "deltaword"), ["cccc"]);
+    // A session removed: no longer found.
+    std::fs::remove_file(home.path().join(".claude/projects/-p/bbbb.jsonl")).unwrap();
+    assert!(found(&settings, "betaword").is_empty());
+}
+
+#[test]
+fn an_append_to_an_old_session_waits_for_the_full_check() {
+    let home = tempfile::tempdir().unwrap();
+    let settings = Settings::with_home(home.path());
+    let old = session(home.path(), "-p", "oldd", "firstword");
+    days_ago(&old, 3);
+    assert_eq!(found(&settings, "firstword"), ["oldd"]);
+    // Resumed days later: the file grows, its folder does not change. The
+    // quick check (folders and recent files) does not see it: that is
+    // what keeps it from a stat of every file...
+    append(&old, "oldd", 2, "resumedword");
+    assert!(found(&settings, "resumedword").is_empty());
+    let (index, _) = refresh::refreshed(&settings, &mut |_| {}).unwrap();
+    // ...and the full check is not due yet (the CLI starts one in the
+    // background when it is)...
+    assert!(!refresh::full_check_due(&index));
+    // ...which finds it.
+    index.clear_journal().unwrap();
+    drop(index);
+    assert_eq!(found(&settings, "resumedword"), ["oldd"]);
+}
+
+#[test]
+fn a_journal_of_other_settings_does_not_count() {
+    let home = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut settings = Settings::with_home(home.path());
+    session(home.path(), "-p", "aaaa", "alphaword");
+    assert_eq!(found(&settings, "alphaword"), ["aaaa"]);
+    // The same index, another root for Claude: a full check, not the
+    // journal of the home's folders.
+    session(elsewhere.path(), "-r", "zzzz", "zetaword");
+    settings.env.roots.insert(
+        "claude".into(),
+        vec![elsewhere.path().join(".claude/projects")],
+    );
+    assert_eq!(found(&settings, "zetaword"), ["zzzz"]);
+}
+
+#[test]
+fn the_full_check_is_claimed_once() {
+    let home = tempfile::tempdir().unwrap();
+    let settings = Settings::with_home(home.path());
+    session(home.path(), "-p", "aaaa", "alphaword");
+    let (index, _) = refresh::refreshed(&settings, &mut |_| {}).unwrap();
+    index.clear_journal().unwrap();
+    // Due (no journal): the first caller claims it, the next does not.
+    assert!(refresh::full_check_due(&index));
+    assert!(!refresh::full_check_due(&index));
+}
