@@ -157,8 +157,16 @@ pub fn list_in(
     backend: &dyn Backend,
 ) -> Result<Listing, ApiError> {
     let formats = settings.formats(&opts.agents)?;
+    // The files the index could not read, as a listing of the files says.
+    let warnings = backend
+        .failed_files()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(path, why)| format!("{path}: {why}"))
+        .collect();
     let listing = Listing {
         looked_in: looked_in(settings, &formats),
+        warnings,
         ..Listing::default()
     };
     let rows = from_index(backend, &formats)?;

@@ -32,11 +32,15 @@ pub struct Args {
     /// Search PATH instead of AGENT's default locations (repeatable).
     #[arg(long = "root", value_name = "AGENT=PATH")]
     pub roots: Vec<String>,
-    /// Read the catalog of the search index (brought up to date first when
-    /// that is cheap) instead of every session file: fast on a machine with
-    /// many sessions. See `agentlog index`.
-    #[arg(long)]
+    /// Read the catalog of the search index (brought up to date first):
+    /// what `ls` does whenever an index exists (see `agentlog index`);
+    /// with this flag, one is built when there is none.
+    #[arg(long, conflicts_with = "files")]
     pub cached: bool,
+    /// Read every session file instead of the index (slower with many
+    /// sessions; what `ls` does when there is no index yet).
+    #[arg(long)]
+    pub files: bool,
     /// List the sessions of the team database instead:
     /// postgres://USER:PASSWORD@HOST:PORT/DATABASE.
     #[arg(
@@ -56,6 +60,15 @@ pub struct Args {
 pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
     let settings = config::settings(&args.roots)?;
     settings.formats(&args.agent).context("--agent")?;
+    let loc = crate::commands::index::IndexLocation {
+        index: std::env::var_os("AGENTLOG_INDEX")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
+        roots: args.roots.clone(),
+    };
+    // The index when there is one (or when asked for): a listing of every
+    // session file reads them all.
+    let cached = args.cached || (!args.files && loc.resolve()?.index_path.is_file());
     let opts = ListOptions {
         agents: args.agent.clone(),
         project: args.project.clone(),
@@ -66,23 +79,13 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
             .transpose()?,
         limit: args.limit,
         order: ListOrder::Started,
-        source: if args.cached {
-            Source::Index
-        } else {
-            Source::Files
-        },
+        source: if cached { Source::Index } else { Source::Files },
     };
     let listing = if let Some(url) = &args.db {
         let db = crate::commands::db::connect(url)?;
         agentlog_api::list::list_in(&settings, &opts, &db)?
-    } else if args.cached {
+    } else if cached {
         // The index and its refresh, with the notices of `search`.
-        let loc = crate::commands::index::IndexLocation {
-            index: std::env::var_os("AGENTLOG_INDEX")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from),
-            roots: args.roots.clone(),
-        };
         let index = crate::commands::index::refreshed(&loc)?;
         agentlog_api::list::list_in(&loc.resolve()?, &opts, &index)?
     } else {
