@@ -324,7 +324,9 @@ fn resumed_paths_stay_inside_the_agents_folder() {
         );
         let src = env.write(&format!("src/{n}.jsonl"), text.as_bytes());
         // Every agent agentlog can resume in.
-        for agent in ["pi", "codex", "gemini", "claude", "copilot", "qwen"] {
+        for agent in [
+            "pi", "codex", "gemini", "claude", "copilot", "qwen", "droid",
+        ] {
             let r = env.run(&["resume", src.to_str().unwrap(), "--in", agent, "--json"]);
             if r.status != 0 {
                 // Refusing is fine; writing outside is not.
@@ -339,6 +341,7 @@ fn resumed_paths_stay_inside_the_agents_folder() {
                 "gemini" => ".gemini/tmp",
                 "copilot" => ".copilot/session-state",
                 "qwen" => ".qwen/projects",
+                "droid" => ".factory/sessions",
                 _ => ".claude/projects",
             });
             let rest = p.strip_prefix(&root).unwrap_or_else(|_| {
@@ -366,8 +369,8 @@ fn resumed_paths_stay_inside_the_agents_folder() {
     for t in &top {
         assert!(
             [
-                ".pi", ".codex", ".gemini", ".claude", ".copilot", ".qwen", "src", ".local",
-                ".config"
+                ".pi", ".codex", ".gemini", ".claude", ".copilot", ".qwen", ".factory", "src",
+                ".local", ".config"
             ]
             .contains(&t.as_str()),
             "unexpected {t} in HOME: {top:?}"

@@ -670,3 +670,70 @@ fn droid_sessions_are_read_completely() {
         "validate"
     );
 }
+
+#[test]
+fn droid_resumes_a_session_agentlog_converted() {
+    let Some(bin) = cli("droid", "node_modules/.bin/droid") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let server =
+        MockServer::start(Script::default().rule(Rule::new("").then(vec![text("ok")]))).unwrap();
+    // A Copilot session (written by the real Copilot CLI, with a tool call
+    // and its result) continued in Droid.
+    let copilot = registry::by_name("copilot").unwrap();
+    let src = workspace().join(
+        "crates/formats/tests/fixtures/copilot/1.0.102/session-state/b034d159-7f8a-4e2f-b736-4b964fdc4bb1/events.jsonl",
+    );
+    let mut s = copilot.read_path(&src).unwrap().session;
+    s.meta.cwd = Some(cwd.display().to_string());
+    let f = registry::by_name("droid").unwrap();
+    let plan = f.resume_plan(&s, &DiscoverEnv::with_home(&home)).unwrap();
+    assert!(
+        plan.command.starts_with("droid --resume "),
+        "{}",
+        plan.command
+    );
+    std::fs::create_dir_all(plan.path.parent().unwrap()).unwrap();
+    let mut out = Vec::new();
+    f.write(&s, &mut out).unwrap();
+    std::fs::write(&plan.path, out).unwrap();
+    let id = f.read_path(&plan.path).unwrap().session.meta.id;
+    let mut c = droid_cmd(&bin, &home, &cwd, &server.url());
+    c.args([
+        "exec",
+        "-m",
+        "mock-model",
+        "--auto",
+        "low",
+        "-s",
+        &id,
+        "Continue please",
+    ]);
+    run(c, "droid exec -s of a converted session");
+    assert!(model_saw(&server, "Continue please"));
+    assert!(
+        model_saw(&server, "What files are here?"),
+        "the converted history was not sent"
+    );
+    // The call and its result reached the model as a call and a result.
+    let sent: Vec<Item> = server.requests().iter().flat_map(|q| q.items()).collect();
+    assert!(
+        sent.iter().any(|i| matches!(i, Item::ToolResult { .. })),
+        "no tool result in {sent:?}"
+    );
+    // Droid continued the file agentlog wrote, and agentlog reads it all.
+    let found = sessions(f, &home, &[]);
+    assert_eq!(found, std::slice::from_ref(&plan.path));
+    let back = f.read_path(&plan.path).unwrap().session;
+    let prompts = back.prompts();
+    assert!(
+        prompts
+            .first()
+            .is_some_and(|p| p.contains("What files are here?"))
+            && prompts.last().is_some_and(|p| p == "Continue please"),
+        "{prompts:?}"
+    );
+}

@@ -13,7 +13,8 @@
 //!
 //! Records of other types are kept verbatim. Droid opens a session with a
 //! user message of its own (`context-…`, `<system-reminder>` blocks): it is
-//! marked injected. Reading only. Checked against a file Droid 0.225.2
+//! marked injected. Written as a session-store file (see `write.rs`) that
+//! `droid --resume <id>` continues. Checked against a file Droid 0.225.2
 //! (`@factory/cli` from npm) wrote against the mock model server, and
 //! public sample files of older shapes.
 
@@ -25,10 +26,11 @@
 mod read;
 mod validate;
 mod wire;
+mod write;
 
 use crate::env::{walk_files, DiscoverEnv};
-use crate::{Diagnostic, Format, FormatError, Read};
-use agentlog_model::Agent;
+use crate::{Diagnostic, Fidelity, Format, FormatError, Read, ResumePlan};
+use agentlog_model::{Agent, Session};
 use std::path::{Path, PathBuf};
 use wire::first_type;
 
@@ -106,4 +108,48 @@ impl Format for DroidFormat {
     fn validate(&self, path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
         validate::validate(path)
     }
+
+    /// Returns `<sessions>/<cwd with / as ->/<id>.jsonl` (where Droid keeps
+    /// a session of that folder) and `droid --resume <id>`.
+    fn resume_plan(&self, session: &Session, env: &DiscoverEnv) -> Result<ResumePlan, FormatError> {
+        let Some(cwd) = session.meta.cwd.clone().filter(|c| !c.is_empty()) else {
+            return Err(FormatError::Unsupported {
+                format: FORMAT_NAME,
+                operation: "resuming a session with no working directory",
+            });
+        };
+        let id = droid_session_id(session);
+        let root = sessions_dir(env);
+        let path = root
+            .join(crate::safe_path::component(&cwd.replace('/', "-")))
+            .join(crate::safe_path::component(&format!("{id}.jsonl")));
+        crate::safe_path::inside(&root, &path)?;
+        Ok(ResumePlan {
+            path,
+            command: format!("droid --resume {}", crate::shell::quote(&id)),
+            cwd: Some(PathBuf::from(cwd)),
+        })
+    }
+
+    fn can_write(&self) -> bool {
+        true
+    }
+
+    fn write(
+        &self,
+        session: &Session,
+        out: &mut dyn std::io::Write,
+    ) -> Result<Fidelity, FormatError> {
+        write::write(session, out)
+    }
+}
+
+/// The id a session has as a Droid session: its own when it came from
+/// Droid or is a UUID (Droid's ids are), else one derived from it.
+pub fn droid_session_id(session: &Session) -> String {
+    let id = &session.meta.id;
+    if session.meta.format.as_deref() == Some(FORMAT_NAME) || uuid::Uuid::parse_str(id).is_ok() {
+        return id.clone();
+    }
+    crate::ids::stable_uuid(id).to_string()
 }
