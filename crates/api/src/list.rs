@@ -171,18 +171,21 @@ pub fn list_in(
     };
     let rows = from_index(backend, &formats)?;
     let mut listing = finish(listing, rows, 0, opts);
-    // Tokens only for the sessions kept: summing them for every session of
-    // a large catalog is most of a listing's time.
+    // Titles and tokens only for the sessions kept: reading them for every
+    // session of a large catalog is most of a listing's time.
     let paths: Vec<String> = listing
         .sessions
         .iter()
         .map(|s| s.path.to_string_lossy().into_owned())
         .collect();
-    for (s, tokens) in listing.sessions.iter_mut().zip(backend.tokens_of(&paths)?) {
-        s.tokens = tokens
-            .iter()
-            .map(|t| t.input + t.output + t.cache_read + t.cache_write)
-            .sum();
+    for (s, info) in listing
+        .sessions
+        .iter_mut()
+        .zip(backend.sessions_at(&paths)?)
+    {
+        if let Some(info) = info {
+            *s = summary_of_info(&info);
+        }
     }
     Ok(listing)
 }
@@ -283,7 +286,7 @@ fn from_files(
 fn from_index(index: &dyn Backend, formats: &[String]) -> Result<Vec<SessionSummary>, ApiError> {
     let mut rows = Vec::new();
     let all = ListParams {
-        without_tokens: true,
+        bare: true,
         ..ListParams::default()
     };
     for info in index.list_sessions(&all)? {

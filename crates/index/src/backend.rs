@@ -119,22 +119,14 @@ pub trait Backend: Send {
         Err(unsupported(self.name(), "update"))
     }
 
-    /// Returns the tokens by model of the session of each file of `paths`
-    /// (empty for a path not in the catalog): what a listing made with
-    /// [`ListParams::without_tokens`] fills in for the rows it keeps.
-    fn tokens_of(&self, paths: &[String]) -> Result<Vec<Vec<crate::SessionTokens>>, IndexError> {
+    /// Returns the catalog row (tokens included) of the session of each
+    /// file of `paths`, `None` for a path not in the catalog: what a
+    /// listing made with [`ListParams::bare`] reads for the rows it keeps.
+    fn sessions_at(&self, paths: &[String]) -> Result<Vec<Option<SessionInfo>>, IndexError> {
         let all = self.list_sessions(&ListParams::default())?;
-        let by_path: std::collections::HashMap<&str, &SessionInfo> =
-            all.iter().map(|s| (s.path.as_str(), s)).collect();
-        Ok(paths
-            .iter()
-            .map(|p| {
-                by_path
-                    .get(p.as_str())
-                    .map(|s| s.tokens.clone())
-                    .unwrap_or_default()
-            })
-            .collect())
+        let mut by_path: std::collections::HashMap<String, SessionInfo> =
+            all.into_iter().map(|s| (s.path.clone(), s)).collect();
+        Ok(paths.iter().map(|p| by_path.remove(p)).collect())
     }
 
     /// Searches every entry; returns the best hits first.
@@ -205,8 +197,8 @@ impl Backend for Index {
         Index::count_matches(self, p, cap)
     }
 
-    fn tokens_of(&self, paths: &[String]) -> Result<Vec<Vec<crate::SessionTokens>>, IndexError> {
-        Index::tokens_of(self, paths)
+    fn sessions_at(&self, paths: &[String]) -> Result<Vec<Option<SessionInfo>>, IndexError> {
+        Index::sessions_at(self, paths)
     }
 
     fn stats(&self, p: &StatsParams) -> Result<Stats, IndexError> {

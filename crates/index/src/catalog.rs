@@ -22,8 +22,13 @@ pub struct ListParams {
     pub order: SessionOrder,
     /// Leave each session's `tokens` empty: listing every session of a
     /// large index is then a read of the catalog alone (see
-    /// [`crate::Backend::tokens_of`] for the rows kept).
+    /// [`crate::Backend::sessions_at`] for the rows kept).
     pub without_tokens: bool,
+    /// Only what filtering and sorting need, for a caller that filters,
+    /// sorts and cuts the whole catalog itself and then reads the rows it
+    /// keeps ([`crate::Backend::sessions_at`]): no tokens, no title or first
+    /// prompt, in no particular order (a backend may still give more).
+    pub bare: bool,
 }
 
 /// Which time orders a session list; newest first either way, sessions
@@ -98,41 +103,27 @@ impl Index {
         } else {
             Some(self.projects_matching(&p.projects)?)
         };
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT id, session_id, agent, format, path, project, title, first_prompt,
-                        created_ms, updated_ms, entries, messages, user_messages,
-                        assistant_messages, tool_calls
-                 FROM sessions
-                 WHERE (?1 IS NULL OR updated_ms >= ?1)
-                 ORDER BY CASE WHEN ?2 THEN created_ms ELSE updated_ms END IS NULL,
-                          CASE WHEN ?2 THEN created_ms ELSE updated_ms END DESC, path",
-            )
-            .at(&self.path)?;
+        let sql = if p.bare {
+            "SELECT id, session_id, agent, format, path, project, NULL, NULL,
+                    created_ms, updated_ms, entries, messages, user_messages,
+                    assistant_messages, tool_calls
+             FROM sessions
+             WHERE (?1 IS NULL OR updated_ms >= ?1) AND ?2 IS NOT NULL"
+        } else {
+            "SELECT id, session_id, agent, format, path, project, title, first_prompt,
+                    created_ms, updated_ms, entries, messages, user_messages,
+                    assistant_messages, tool_calls
+             FROM sessions
+             WHERE (?1 IS NULL OR updated_ms >= ?1)
+             ORDER BY CASE WHEN ?2 THEN created_ms ELSE updated_ms END IS NULL,
+                      CASE WHEN ?2 THEN created_ms ELSE updated_ms END DESC, path"
+        };
+        let mut stmt = self.conn.prepare_cached(sql).at(&self.path)?;
         let rows = stmt
-            .query_map(params![p.since_ms, p.order == SessionOrder::Created], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    SessionInfo {
-                        session_id: r.get(1)?,
-                        agent: r.get(2)?,
-                        format: r.get(3)?,
-                        path: r.get(4)?,
-                        project: r.get(5)?,
-                        title: r.get(6)?,
-                        first_prompt: r.get(7)?,
-                        created_ms: r.get(8)?,
-                        updated_ms: r.get(9)?,
-                        entries: r.get::<_, i64>(10)? as u64,
-                        messages: r.get::<_, i64>(11)? as u64,
-                        user_messages: r.get::<_, i64>(12)? as u64,
-                        assistant_messages: r.get::<_, i64>(13)? as u64,
-                        tool_calls: r.get::<_, i64>(14)? as u64,
-                        tokens: Vec::new(),
-                    },
-                ))
-            })
+            .query_map(
+                params![p.since_ms, p.order == SessionOrder::Created],
+                info_row,
+            )
             .at(&self.path)?;
         let mut out = Vec::new();
         let mut skip = p.offset;
@@ -151,7 +142,7 @@ impl Index {
                 skip -= 1;
                 continue;
             }
-            if !p.without_tokens {
+            if !p.without_tokens && !p.bare {
                 info.tokens = self.session_tokens(id)?;
             }
             out.push(info);
@@ -162,36 +153,47 @@ impl Index {
         Ok(out)
     }
 
-    /// Returns the tokens by model of the session of each file of `paths`
-    /// (empty for a path not in the catalog).
-    pub fn tokens_of(&self, paths: &[String]) -> Result<Vec<Vec<SessionTokens>>, IndexError> {
+    /// Returns the catalog row (tokens included) of the session of each
+    /// file of `paths`, `None` for a path not in the catalog.
+    pub fn sessions_at(&self, paths: &[String]) -> Result<Vec<Option<SessionInfo>>, IndexError> {
         use rusqlite::OptionalExtension;
         let mut out = Vec::with_capacity(paths.len());
         for p in paths {
             // By the file's row (its path is indexed; a session has its
             // file's id), else by the catalog's path.
-            let mut id: Option<i64> = self
+            let mut row = self
                 .conn
                 .prepare_cached(
-                    "SELECT s.id FROM files f JOIN sessions s ON s.id = f.id
+                    "SELECT s.id, s.session_id, s.agent, s.format, s.path, s.project, s.title,
+                            s.first_prompt, s.created_ms, s.updated_ms, s.entries, s.messages,
+                            s.user_messages, s.assistant_messages, s.tool_calls
+                     FROM files f JOIN sessions s ON s.id = f.id
                      WHERE f.path = ?1 AND s.path = ?1",
                 )
                 .at(&self.path)?
-                .query_row([p], |r| r.get(0))
+                .query_row([p], info_row)
                 .optional()
                 .at(&self.path)?;
-            if id.is_none() {
-                id = self
+            if row.is_none() {
+                row = self
                     .conn
-                    .prepare_cached("SELECT id FROM sessions WHERE path = ?1")
+                    .prepare_cached(
+                        "SELECT id, session_id, agent, format, path, project, title,
+                                first_prompt, created_ms, updated_ms, entries, messages,
+                                user_messages, assistant_messages, tool_calls
+                         FROM sessions WHERE path = ?1",
+                    )
                     .at(&self.path)?
-                    .query_row([p], |r| r.get(0))
+                    .query_row([p], info_row)
                     .optional()
                     .at(&self.path)?;
             }
-            out.push(match id {
-                Some(id) => self.session_tokens(id)?,
-                None => Vec::new(),
+            out.push(match row {
+                Some((id, mut info)) => {
+                    info.tokens = self.session_tokens(id)?;
+                    Some(info)
+                }
+                None => None,
             });
         }
         Ok(out)
@@ -302,4 +304,30 @@ impl Index {
         let rows = stmt.query_map([path], |r| r.get(0)).at(&self.path)?;
         rows.map(|r| r.at(&self.path)).collect()
     }
+}
+
+/// Reads a catalog row (`id, session_id, agent, format, path, project,
+/// title, first_prompt, created_ms, updated_ms, entries, messages,
+/// user_messages, assistant_messages, tool_calls`), tokens left empty.
+fn info_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, SessionInfo)> {
+    Ok((
+        r.get::<_, i64>(0)?,
+        SessionInfo {
+            session_id: r.get(1)?,
+            agent: r.get(2)?,
+            format: r.get(3)?,
+            path: r.get(4)?,
+            project: r.get(5)?,
+            title: r.get(6)?,
+            first_prompt: r.get(7)?,
+            created_ms: r.get(8)?,
+            updated_ms: r.get(9)?,
+            entries: r.get::<_, i64>(10)? as u64,
+            messages: r.get::<_, i64>(11)? as u64,
+            user_messages: r.get::<_, i64>(12)? as u64,
+            assistant_messages: r.get::<_, i64>(13)? as u64,
+            tool_calls: r.get::<_, i64>(14)? as u64,
+            tokens: Vec::new(),
+        },
+    ))
 }

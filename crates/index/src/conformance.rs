@@ -279,30 +279,72 @@ fn check_list(b: &dyn Backend, e: &[Expected]) {
         newest_first(e, |x| x.updated_ms),
         "{name}: every session, last updated first"
     );
-    // Without tokens: the same sessions, tokens left out; `tokens_of`
-    // gives them (and nothing for a path not in the catalog).
-    let bare = list(
+    // Without tokens: the same sessions, tokens left out. Bare: the same
+    // sessions in any order. `sessions_at` gives each whole row (and
+    // nothing for a path not in the catalog).
+    let bare_tokens = list(
         b,
         &ListParams {
             without_tokens: true,
             ..ListParams::default()
         },
     );
-    assert_eq!(ids(&bare), ids(&all), "{name}: listing without tokens");
+    assert_eq!(
+        ids(&bare_tokens),
+        ids(&all),
+        "{name}: listing without tokens"
+    );
     assert!(
-        bare.iter().all(|s| s.tokens.is_empty()),
+        bare_tokens.iter().all(|s| s.tokens.is_empty()),
         "{name}: tokens left out"
     );
+    let bare = list(
+        b,
+        &ListParams {
+            bare: true,
+            ..ListParams::default()
+        },
+    );
+    let mut got: Vec<&str> = ids(&bare);
+    let mut want: Vec<&str> = ids(&all);
+    got.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(got, want, "{name}: bare listing");
+    for x in &bare {
+        let Some(full) = all.iter().find(|a| a.session_id == x.session_id) else {
+            panic!(
+                "{name}: bare listing has an unknown session {}",
+                x.session_id
+            );
+        };
+        assert_eq!(
+            (&x.path, x.created_ms, x.updated_ms, &x.project, &x.agent),
+            (
+                &full.path,
+                full.created_ms,
+                full.updated_ms,
+                &full.project,
+                &full.agent
+            ),
+            "{name}: bare row of {}",
+            x.session_id
+        );
+    }
     let mut paths: Vec<String> = all.iter().map(|s| s.path.clone()).collect();
     paths.push("/no/such/session.json".into());
-    let tokens = ok(b, "tokens_of", b.tokens_of(&paths));
-    assert_eq!(tokens.len(), paths.len(), "{name}: tokens_of");
-    for (info, t) in all.iter().zip(&tokens) {
-        assert_eq!(&info.tokens, t, "{name}: tokens_of {}", info.session_id);
+    let rows = ok(b, "sessions_at", b.sessions_at(&paths));
+    assert_eq!(rows.len(), paths.len(), "{name}: sessions_at");
+    for (info, row) in all.iter().zip(&rows) {
+        assert_eq!(
+            Some(info),
+            row.as_ref(),
+            "{name}: sessions_at {}",
+            info.session_id
+        );
     }
     assert!(
-        tokens[all.len()].is_empty(),
-        "{name}: tokens of an unknown path"
+        rows[all.len()].is_none(),
+        "{name}: sessions_at an unknown path"
     );
     for info in &all {
         let Some(x) = e.iter().find(|x| x.id == info.session_id) else {
