@@ -132,6 +132,10 @@ impl Backend for PgIndex {
         Ok(PgIndex::count_matches(self, p, cap)?)
     }
 
+    fn sessions_at(&self, paths: &[String]) -> Result<Vec<Option<SessionInfo>>, IndexError> {
+        Ok(PgIndex::sessions_at(self, paths)?)
+    }
+
     fn stats(&self, p: &StatsParams) -> Result<Stats, IndexError> {
         Ok(PgIndex::stats(self, p)?)
     }

@@ -27,6 +27,26 @@ impl PgIndex {
     /// Returns the sessions, most recently updated first (as
     /// [`agentlog_index::Index::sessions`]).
     pub fn sessions(&self, p: &ListParams) -> Result<Vec<SessionInfo>, PgError> {
+        self.sessions_with(p, &[])
+    }
+
+    /// Returns the catalog row of the session of each file of `paths`
+    /// (as [`agentlog_index::Index::sessions_at`]).
+    pub fn sessions_at(&self, paths: &[String]) -> Result<Vec<Option<SessionInfo>>, PgError> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut by_path: std::collections::HashMap<String, SessionInfo> = self
+            .sessions_with(&ListParams::default(), paths)?
+            .into_iter()
+            .map(|s| (s.path.clone(), s))
+            .collect();
+        Ok(paths.iter().map(|p| by_path.remove(p)).collect())
+    }
+
+    /// The sessions of `p`, only those of `paths` when it is not empty.
+    fn sessions_with(&self, p: &ListParams, paths: &[String]) -> Result<Vec<SessionInfo>, PgError> {
+        let paths: Vec<String> = paths.to_vec();
         let agents: Vec<String> = p.agents.iter().map(|a| a.to_lowercase()).collect();
         let projects: Vec<String> = p.projects.iter().map(|x| x.to_lowercase()).collect();
         let limit: Option<i64> = (p.limit > 0).then_some(p.limit as i64);
@@ -42,6 +62,7 @@ impl PgIndex {
                    AND (cardinality($3::text[]) = 0 OR EXISTS (
                         SELECT 1 FROM unnest($3::text[]) n
                         WHERE strpos(lower(project), n) > 0))
+                   AND (cardinality($7::text[]) = 0 OR path = ANY($7))
                  ORDER BY CASE WHEN $5 THEN created_ms ELSE updated_ms END IS NULL,
                           CASE WHEN $5 THEN created_ms ELSE updated_ms END DESC,
                           path COLLATE \"C\"
@@ -53,6 +74,7 @@ impl PgIndex {
                     &limit,
                     &(p.order == agentlog_index::SessionOrder::Created),
                     &(p.offset as i64),
+                    &paths,
                 ],
             )
             .map_err(|e| self.err("listing sessions", &e))?;
@@ -78,7 +100,7 @@ impl PgIndex {
                 tokens: Vec::new(),
             });
         }
-        if p.without_tokens {
+        if p.without_tokens || p.bare {
             return Ok(out);
         }
         let rows = self.db()
