@@ -93,7 +93,12 @@ fn corpus(dir: &Path, size: u64) -> Vec<PathBuf> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.file_name().is_some_and(|n| n != ".complete") {
+            } else if p
+                .file_name()
+                .is_some_and(|n| !n.to_string_lossy().starts_with('.'))
+            {
+                // Dot-files are the corpus's marker and agents' side files
+                // (Gemini's `.project_root`), not sessions.
                 files.push(p);
             }
         }
