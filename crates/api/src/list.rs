@@ -50,6 +50,22 @@ pub enum Source {
     /// The index's catalog, refreshed first when that is cheap (fast with
     /// many sessions).
     Index,
+    /// The index when there is one, else every session file.
+    Auto,
+}
+
+impl Source {
+    /// Returns where a listing with `settings` reads from: [`Source::Auto`]
+    /// is [`Source::Index`] when the index file exists, else
+    /// [`Source::Files`] (a first listing does not wait for an index to be
+    /// built).
+    pub fn resolve(self, settings: &Settings) -> Source {
+        match self {
+            Source::Auto if settings.index_path.is_file() => Source::Index,
+            Source::Auto => Source::Files,
+            other => other,
+        }
+    }
 }
 
 /// What to list.
@@ -127,7 +143,7 @@ pub fn list(
     opts: &ListOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Listing, ApiError> {
-    if opts.source == Source::Index {
+    if opts.source.resolve(settings) == Source::Index {
         let (index, _) = crate::refresh::refreshed(settings, &mut |_| {})?;
         return list_in(settings, opts, &index);
     }

@@ -142,3 +142,16 @@ fn the_full_check_is_claimed_once() {
     assert!(refresh::full_check_due(&index));
     assert!(!refresh::full_check_due(&index));
 }
+
+#[test]
+fn a_listing_reads_the_index_once_there_is_one() {
+    use agentlog_api::list::Source;
+    let home = tempfile::tempdir().unwrap();
+    let settings = Settings::with_home(home.path());
+    session(home.path(), "-p", "aaaa", "alphaword");
+    assert_eq!(Source::Auto.resolve(&settings), Source::Files);
+    assert_eq!(Source::Index.resolve(&settings), Source::Index);
+    refresh::refreshed(&settings, &mut |_| {}).unwrap();
+    assert_eq!(Source::Auto.resolve(&settings), Source::Index);
+    assert_eq!(Source::Files.resolve(&settings), Source::Files);
+}

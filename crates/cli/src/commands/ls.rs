@@ -66,9 +66,13 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
             .map(PathBuf::from),
         roots: args.roots.clone(),
     };
-    // The index when there is one (or when asked for): a listing of every
-    // session file reads them all.
-    let cached = args.cached || (!args.files && loc.resolve()?.index_path.is_file());
+    let source = match (args.cached, args.files) {
+        (true, _) => Source::Index,
+        (_, true) => Source::Files,
+        _ => Source::Auto,
+    }
+    .resolve(&loc.resolve()?);
+    let cached = source == Source::Index;
     let opts = ListOptions {
         agents: args.agent.clone(),
         project: args.project.clone(),
@@ -79,7 +83,7 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
             .transpose()?,
         limit: args.limit,
         order: ListOrder::Started,
-        source: if cached { Source::Index } else { Source::Files },
+        source,
     };
     let listing = if let Some(url) = &args.db {
         let db = crate::commands::db::connect(url)?;
