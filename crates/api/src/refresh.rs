@@ -107,13 +107,7 @@ fn discovery(settings: &Settings) -> Result<(Discovery, u64), ApiError> {
 
 /// The journal key of `settings`: what discovery looks for and where.
 fn journal_key(settings: &Settings, formats: &[String]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    formats.hash(&mut h);
-    settings.env.home.hash(&mut h);
-    settings.env.vars.hash(&mut h);
-    settings.env.roots.hash(&mut h);
-    h.finish()
+    Journal::key(&settings.env, formats)
 }
 
 /// How long after a full check (a `stat` of every session file) commands

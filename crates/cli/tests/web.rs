@@ -124,7 +124,10 @@ impl Drop for Server {
 }
 
 fn start(env: &TestEnv, extra: &[&str]) -> Server {
-    let mut args = vec!["serve", "--port", "0", "--refresh", "0"];
+    let mut args = vec!["serve", "--port", "0"];
+    if !extra.contains(&"--refresh") {
+        args.extend_from_slice(&["--refresh", "0"]);
+    }
     args.extend_from_slice(extra);
     let mut child = env
         .command(&args)
@@ -263,4 +266,71 @@ fn serve_with_a_token_refuses_requests_without_it() {
     let r = env.run(&["serve", "--token", "short"]);
     assert_eq!(r.status, 1);
     assert!(r.stderr.contains("at least 16"), "{}", r.stderr);
+}
+
+/// Polls the search page until it lists a hit for `word` (true) or six
+/// seconds pass (false): less than the refresher's full round, so what the
+/// quick round misses fails the test.
+fn found_by_search(port: u16, word: &str) -> bool {
+    let host = format!("127.0.0.1:{port}");
+    for _ in 0..60 {
+        let (head, body) = get(port, &format!("/search?q={word}"), &host, None);
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        if body.contains("href=\"/session?p=") {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    false
+}
+
+#[test]
+fn serve_sees_new_sessions_and_appends_while_it_runs() {
+    let env = TestEnv::new();
+    let (first, _) = plant(&env);
+    let s = start(&env, &["--refresh", "1"]);
+    let host = format!("127.0.0.1:{}", s.port);
+    let (_, body) = get(s.port, "/search?q=orchardlantern", &host, None);
+    assert!(!body.contains("href=\"/session?p="), "nothing to find yet");
+
+    // A session in a folder discovery has not seen (a new project).
+    let mut meta = agentlog_model::SessionMeta::new(
+        "0199bbbb-0000-7000-8000-000000000001",
+        agentlog_model::Agent::Pi,
+    );
+    meta.cwd = Some("/home/dev/src/brand-new".into());
+    let mut session = agentlog_model::Session::new(meta);
+    session.push(agentlog_model::Entry::new(
+        "n0",
+        None,
+        agentlog_model::EntryKind::Message(agentlog_model::Message::text(
+            agentlog_model::Role::User,
+            "please plant the orchardlantern",
+        )),
+    ));
+    let pi = registry::by_name("pi").unwrap();
+    let plan = pi
+        .resume_plan(&session, &DiscoverEnv::with_home(env.home()))
+        .unwrap();
+    std::fs::create_dir_all(plan.path.parent().unwrap()).unwrap();
+    let mut bytes = Vec::new();
+    pi.write(&session, &mut bytes).unwrap();
+    std::fs::write(&plan.path, bytes).unwrap();
+    assert!(
+        found_by_search(s.port, "orchardlantern"),
+        "a new session is found while serve runs"
+    );
+
+    // An append to a session written a moment ago (the quick round).
+    let line = serde_json::json!({"type":"message","id":"zz-appended","parentId":null,"timestamp":"2026-05-01T11:00:00.000Z","message":{"role":"user","content":"and now the quincewharf","timestamp":1_777_633_200_000u64}});
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&first)
+        .unwrap();
+    writeln!(f, "{line}").unwrap();
+    drop(f);
+    assert!(
+        found_by_search(s.port, "quincewharf"),
+        "an append is found while serve runs"
+    );
 }

@@ -29,6 +29,18 @@ pub struct Journal {
 }
 
 impl Journal {
+    /// The key of a discovery over `formats` in `env`: what it looks for
+    /// and where. A journal of another key does not count.
+    pub fn key(env: &agentlog_formats::discover::DiscoverEnv, formats: &[String]) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        formats.hash(&mut h);
+        env.home.hash(&mut h);
+        env.vars.hash(&mut h);
+        env.roots.hash(&mut h);
+        h.finish()
+    }
+
     /// True when every directory still has the time recorded: no session
     /// file was added, removed or renamed where discovery looks.
     pub fn dirs_unchanged(&self) -> bool {

@@ -5,8 +5,8 @@ use crate::escape::url_enc;
 use crate::pages::{self, ListQuery, Mode, PAGE};
 use crate::render::{Target, View};
 use crate::WebError;
-use agentlog_formats::discover::{discover_all, DiscoverEnv, Found};
-use agentlog_index::{GroupBy, Index, SearchParams, StatsParams};
+use agentlog_formats::discover::{discover_report, DiscoverEnv, Found};
+use agentlog_index::{GroupBy, Index, Journal, SearchParams, StatsParams};
 use agentlog_model::Session;
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -253,16 +253,49 @@ fn refresher(app: &App) {
     let Ok((mut index, _)) = Index::open(&app.cfg.index_path) else {
         return;
     };
+    let key = Journal::key(&app.cfg.env, &app.cfg.formats);
     loop {
         std::thread::sleep(Duration::from_secs(app.cfg.refresh_secs));
-        let found = discover_all(&app.cfg.env, Some(&app.cfg.formats));
-        if let Ok(plan) = index.plan(&found) {
-            if !plan.is_empty() {
-                let _ = index.apply(plan, &mut |_| {});
+        refresh_round(&mut index, &app.cfg, key);
+    }
+}
+
+/// One round of the refresher: while the journal of the last full round
+/// holds (no folder discovery looks in has changed), only the recently
+/// written files are looked at; else every file, and the journal is kept
+/// anew. A full round runs at least every [`FULL_ROUND_EVERY`].
+fn refresh_round(index: &mut Index, cfg: &ServeConfig, key: u64) {
+    let now = agentlog_index::time::now_ms();
+    if let Ok(Some(j)) = index.journal() {
+        let fresh = now.saturating_sub(j.checked_ms) < FULL_ROUND_EVERY.as_millis() as i64;
+        if j.key == key && fresh && j.dirs_unchanged() {
+            let since_ns = j
+                .checked_ms
+                .saturating_sub(3_600_000)
+                .saturating_mul(1_000_000);
+            if let Ok(plan) = index.plan_recent(since_ns, &[]) {
+                if !plan.is_empty() {
+                    let _ = index.apply(plan, &mut |_| {});
+                }
+                return;
             }
         }
     }
+    let report = discover_report(&cfg.env, Some(&cfg.formats));
+    if let Ok(plan) = index.plan(&report.found) {
+        if plan.is_empty() || index.apply(plan, &mut |_| {}).is_ok() {
+            let _ = index.save_journal(&Journal {
+                checked_ms: now,
+                key,
+                dirs: report.dirs,
+            });
+        }
+    }
 }
+
+/// The longest the refresher relies on the journal between full rounds
+/// (appends to sessions not written recently are seen by a full round).
+const FULL_ROUND_EVERY: Duration = Duration::from_secs(10);
 
 fn router(app: Arc<App>, addr: SocketAddr) -> Router {
     let guard_app = app.clone();
