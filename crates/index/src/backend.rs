@@ -25,8 +25,8 @@
 //! ```
 
 use crate::{
-    Hit, Index, IndexError, ListParams, Progress, SearchParams, SessionInfo, Stats, StatsParams,
-    UpdateReport,
+    Facet, Hit, Index, IndexError, ListParams, PageParams, Progress, SearchParams, SessionInfo,
+    SessionPage, Stats, StatsParams, UpdateReport,
 };
 use agentlog_formats::discover::Found;
 use serde::Serialize;
@@ -151,6 +151,41 @@ pub trait Backend: Send {
     fn failed_files(&self) -> Result<Vec<(String, String)>, IndexError> {
         Err(unsupported(self.name(), "listing failed files"))
     }
+
+    /// Returns one page of the catalog for `p`, with the number of sessions
+    /// matching its filters: what a session browser shows.
+    fn session_page(&self, p: &PageParams) -> Result<SessionPage, IndexError> {
+        let _ = p;
+        Err(unsupported(self.name(), "paging the catalog"))
+    }
+
+    /// Returns the agents with their session counts, most sessions first
+    /// (then by name).
+    fn agent_facets(&self) -> Result<Vec<Facet>, IndexError> {
+        Err(unsupported(self.name(), "counting sessions per agent"))
+    }
+
+    /// Returns the models that answered with the number of sessions each
+    /// answered in, most sessions first (then by name).
+    fn model_facets(&self) -> Result<Vec<Facet>, IndexError> {
+        Err(unsupported(self.name(), "counting sessions per model"))
+    }
+
+    /// Returns the sessions whose file lies under the folder `dir` (the
+    /// subagent files kept beside a session), oldest first, at most 500.
+    fn sessions_under(&self, dir: &str) -> Result<Vec<SessionInfo>, IndexError> {
+        let _ = dir;
+        Err(unsupported(self.name(), "listing the sessions of a folder"))
+    }
+
+    /// Returns the bytes of the session file at `path` as the backend keeps
+    /// them, or `None` when it keeps none and the file itself is to be
+    /// read (the local index reads files where they are; a team server
+    /// keeps what machines pushed).
+    fn original(&self, path: &str) -> Result<Option<Vec<u8>>, IndexError> {
+        let _ = path;
+        Ok(None)
+    }
 }
 
 /// Returns the error of an operation `backend` does not support.
@@ -207,6 +242,22 @@ impl Backend for Index {
 
     fn failed_files(&self) -> Result<Vec<(String, String)>, IndexError> {
         Index::failed_files(self)
+    }
+
+    fn session_page(&self, p: &PageParams) -> Result<SessionPage, IndexError> {
+        Index::session_page(self, p)
+    }
+
+    fn agent_facets(&self) -> Result<Vec<Facet>, IndexError> {
+        Index::agent_facets(self)
+    }
+
+    fn model_facets(&self) -> Result<Vec<Facet>, IndexError> {
+        Index::model_facets(self)
+    }
+
+    fn sessions_under(&self, dir: &str) -> Result<Vec<SessionInfo>, IndexError> {
+        Index::sessions_under(self, dir)
     }
 }
 

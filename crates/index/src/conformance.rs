@@ -27,7 +27,8 @@
 
 use crate::backend::{Backend, ResolveParams, UpdateParams};
 use crate::{
-    GroupBy, IndexError, ListParams, SearchParams, SessionInfo, SessionOrder, StatsParams,
+    Facet, GroupBy, IndexError, ListParams, PageParams, SearchParams, SessionInfo, SessionOrder,
+    SortBy, StatsParams,
 };
 use agentlog_formats::discover::Found;
 use agentlog_formats::Format;
@@ -180,6 +181,8 @@ pub fn run(make: &mut dyn FnMut() -> Box<dyn Backend>, dir: &Path, sessions: &[S
     check_resolve(fresh().as_ref(), &expected);
     check_search(fresh().as_ref(), &expected);
     check_stats(fresh().as_ref(), &expected);
+    check_pages(fresh().as_ref(), &expected);
+    check_under(fresh().as_ref(), dir, &expected);
     check_update(fresh(), &found, &expected);
 }
 
@@ -269,6 +272,192 @@ fn check_status(b: &dyn Backend, e: &[Expected]) {
 
 fn list(b: &dyn Backend, p: &ListParams) -> Vec<SessionInfo> {
     ok(b, &format!("list_sessions({p:?})"), b.list_sessions(p))
+}
+
+fn page(b: &dyn Backend, p: &PageParams) -> (u64, Vec<SessionInfo>) {
+    let r = ok(b, &format!("session_page({p:?})"), b.session_page(p));
+    (r.total, r.sessions)
+}
+
+fn check_pages(b: &dyn Backend, e: &[Expected]) {
+    let name = b.name();
+    let order = newest_first(e, |x| x.updated_ms);
+    // Pages of three cut the catalog in order, each knowing the total.
+    let mut seen = Vec::new();
+    for k in 0..4 {
+        let (total, rows) = page(
+            b,
+            &PageParams {
+                offset: 3 * k,
+                limit: 3,
+                ..PageParams::default()
+            },
+        );
+        assert_eq!(total, e.len() as u64, "{name}: total of page {k}");
+        seen.extend(ids(&rows).into_iter().map(str::to_string));
+    }
+    assert_eq!(seen, order, "{name}: pages of three, last updated first");
+    // Filters: agents, a project by part of its name in any case, the
+    // model that answered, a time range.
+    let want = |f: &dyn Fn(&Expected) -> bool| -> Vec<&str> {
+        let kept: Vec<&str> = e.iter().filter(|x| f(x)).map(|x| x.id.as_str()).collect();
+        order
+            .iter()
+            .copied()
+            .filter(|id| kept.contains(id))
+            .collect()
+    };
+    let cases: Vec<(PageParams, Vec<&str>)> = vec![
+        (
+            PageParams {
+                agents: vec!["codex".into(), "pi".into()],
+                ..PageParams::default()
+            },
+            want(&|x| x.agent == "codex" || x.agent == "pi"),
+        ),
+        (
+            PageParams {
+                project: Some("PARSER".into()),
+                ..PageParams::default()
+            },
+            want(&|x| {
+                x.project
+                    .as_deref()
+                    .is_some_and(|p| p.to_lowercase().contains("parser"))
+            }),
+        ),
+        (
+            PageParams {
+                model: Some("gpt-5-codex".into()),
+                ..PageParams::default()
+            },
+            want(&|x| x.tokens.contains_key("gpt-5-codex")),
+        ),
+    ];
+    let mut cases = cases;
+    let mut times: Vec<i64> = e.iter().filter_map(|x| x.updated_ms).collect();
+    times.sort_unstable();
+    if times.len() >= 4 {
+        let (from, to) = (times[1], times[times.len() - 2]);
+        cases.push((
+            PageParams {
+                since_ms: Some(from),
+                until_ms: Some(to),
+                ..PageParams::default()
+            },
+            want(&|x| x.updated_ms.is_some_and(|t| t >= from && t < to)),
+        ));
+    }
+    for (p, want) in cases {
+        let (total, rows) = page(
+            b,
+            &PageParams {
+                limit: 100,
+                ..p.clone()
+            },
+        );
+        assert_eq!(ids(&rows), want, "{name}: session_page({p:?})");
+        assert_eq!(total, want.len() as u64, "{name}: total of {p:?}");
+    }
+    // Other orders: oldest first, most messages, agent A to Z.
+    let (_, rows) = page(
+        b,
+        &PageParams {
+            sort: SortBy::Updated,
+            ascending: true,
+            limit: 100,
+            ..PageParams::default()
+        },
+    );
+    let mut oldest: Vec<&str> = order[..order.len() - 1].to_vec();
+    oldest.reverse();
+    if let Some(untimed) = order.last() {
+        oldest.push(untimed);
+    }
+    assert_eq!(ids(&rows), oldest, "{name}: oldest first, no time last");
+    let (_, rows) = page(
+        b,
+        &PageParams {
+            sort: SortBy::Messages,
+            limit: 100,
+            ..PageParams::default()
+        },
+    );
+    assert_eq!(rows.len(), e.len(), "{name}: sorted by messages");
+    assert!(
+        rows.windows(2).all(|w| w[0].messages >= w[1].messages),
+        "{name}: most messages first: {:?}",
+        rows.iter().map(|r| r.messages).collect::<Vec<_>>()
+    );
+    let (_, rows) = page(
+        b,
+        &PageParams {
+            sort: SortBy::Agent,
+            ascending: true,
+            limit: 100,
+            ..PageParams::default()
+        },
+    );
+    assert!(
+        rows.windows(2).all(|w| w[0].agent <= w[1].agent),
+        "{name}: agents A to Z: {:?}",
+        rows.iter().map(|r| &r.agent).collect::<Vec<_>>()
+    );
+    // Facets: sessions per agent and per model that answered.
+    let facets = |counts: BTreeMap<String, u64>| -> Vec<Facet> {
+        let mut v: Vec<Facet> = counts
+            .into_iter()
+            .map(|(value, count)| Facet { value, count })
+            .collect();
+        v.sort_by(|a, b| b.count.cmp(&a.count).then(a.value.cmp(&b.value)));
+        v
+    };
+    let mut agents = BTreeMap::new();
+    let mut models = BTreeMap::new();
+    for x in e {
+        *agents.entry(x.agent.clone()).or_insert(0) += 1;
+        for m in x.tokens.keys().filter(|m| *m != "unknown") {
+            *models.entry(m.clone()).or_insert(0) += 1;
+        }
+    }
+    assert_eq!(
+        ok(b, "agent_facets", b.agent_facets()),
+        facets(agents),
+        "{name}: sessions per agent"
+    );
+    assert_eq!(
+        ok(b, "model_facets", b.model_facets()),
+        facets(models),
+        "{name}: sessions per model"
+    );
+}
+
+fn check_under(b: &dyn Backend, dir: &Path, e: &[Expected]) {
+    let name = b.name();
+    let d = dir.to_string_lossy();
+    let under = ok(b, "sessions_under", b.sessions_under(&d));
+    let mut want: Vec<&Expected> = e.iter().collect();
+    want.sort_by(|a, b| {
+        a.created_ms
+            .is_none()
+            .cmp(&b.created_ms.is_none())
+            .then(a.created_ms.cmp(&b.created_ms))
+    });
+    assert_eq!(
+        ids(&under),
+        want.iter().map(|x| x.id.as_str()).collect::<Vec<_>>(),
+        "{name}: sessions under {d}, oldest first, no time last"
+    );
+    // A folder whose name only starts like it holds none of them.
+    let sibling = format!("{}x", d.trim_end_matches('/'));
+    assert!(
+        ok(b, "sessions_under", b.sessions_under(&sibling)).is_empty(),
+        "{name}: sessions under {sibling}"
+    );
+    assert!(
+        ok(b, "sessions_under", b.sessions_under(&format!("{d}/sub"))).is_empty(),
+        "{name}: sessions under {d}/sub"
+    );
 }
 
 fn check_list(b: &dyn Backend, e: &[Expected]) {

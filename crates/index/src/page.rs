@@ -240,7 +240,7 @@ impl Index {
                         created_ms, updated_ms, entries, messages, user_messages,
                         assistant_messages, tool_calls
                  FROM sessions WHERE substr(path, 1, length(?1)) = ?1
-                 ORDER BY created_ms, path LIMIT 500",
+                 ORDER BY created_ms IS NULL, created_ms, path LIMIT 500",
             )
             .at(&self.path)?;
         let rows = stmt.query_map([prefix], row_info).at(&self.path)?;

@@ -7,8 +7,8 @@
 use crate::{PgError, PgIndex, PushOptions};
 use agentlog_index::backend::{BackendStatus, ResolveParams, SessionRef, UpdateParams};
 use agentlog_index::{
-    Backend, Hit, IndexError, ListParams, Progress, SearchParams, SessionInfo, Stats, StatsParams,
-    UpdateReport,
+    Backend, Facet, Hit, IndexError, ListParams, PageParams, Progress, SearchParams, SessionInfo,
+    SessionPage, Stats, StatsParams, UpdateReport,
 };
 
 impl From<PgError> for IndexError {
@@ -134,6 +134,28 @@ impl Backend for PgIndex {
 
     fn sessions_at(&self, paths: &[String]) -> Result<Vec<Option<SessionInfo>>, IndexError> {
         Ok(PgIndex::sessions_at(self, paths)?)
+    }
+
+    fn session_page(&self, p: &PageParams) -> Result<SessionPage, IndexError> {
+        Ok(PgIndex::session_page(self, p)?)
+    }
+
+    fn agent_facets(&self) -> Result<Vec<Facet>, IndexError> {
+        Ok(PgIndex::agent_facets(self)?)
+    }
+
+    fn model_facets(&self) -> Result<Vec<Facet>, IndexError> {
+        Ok(PgIndex::model_facets(self)?)
+    }
+
+    fn sessions_under(&self, dir: &str) -> Result<Vec<SessionInfo>, IndexError> {
+        Ok(PgIndex::sessions_under(self, dir)?)
+    }
+
+    /// The bytes pushed (the server never reads its own disk for a
+    /// session).
+    fn original(&self, path: &str) -> Result<Option<Vec<u8>>, IndexError> {
+        Ok(Some(PgIndex::original_at(self, path)?))
     }
 
     fn stats(&self, p: &StatsParams) -> Result<Stats, IndexError> {

@@ -34,6 +34,7 @@
 mod backend;
 mod copy;
 pub mod grant;
+mod page;
 mod push;
 mod read;
 pub mod schema;

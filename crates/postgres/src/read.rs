@@ -4,6 +4,33 @@ use crate::{PgError, PgIndex};
 use agentlog_index::{ListParams, SessionInfo, SessionTokens};
 use std::io::Read;
 
+/// The catalog columns [`info_of`] maps, after the row id (`id`).
+pub(crate) const INFO_COLUMNS: &str = "id, session_id, agent, format, path, project, title,
+    first_prompt, created_ms, updated_ms, entries, messages, user_messages,
+    assistant_messages, tool_calls";
+
+/// Maps a row of `id` and the columns of [`INFO_COLUMNS`] (tokens left
+/// empty).
+pub(crate) fn info_of(r: &postgres::Row) -> SessionInfo {
+    SessionInfo {
+        session_id: r.get(1),
+        agent: r.get(2),
+        format: r.get(3),
+        path: r.get(4),
+        project: r.get(5),
+        title: r.get(6),
+        first_prompt: r.get(7),
+        created_ms: r.get(8),
+        updated_ms: r.get(9),
+        entries: r.get::<_, i64>(10) as u64,
+        messages: r.get::<_, i64>(11) as u64,
+        user_messages: r.get::<_, i64>(12) as u64,
+        assistant_messages: r.get::<_, i64>(13) as u64,
+        tool_calls: r.get::<_, i64>(14) as u64,
+        tokens: Vec::new(),
+    }
+}
+
 /// A session on the server, found by id.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct ServerSession {
@@ -82,23 +109,7 @@ impl PgIndex {
         let mut ids = Vec::with_capacity(rows.len());
         for r in rows {
             ids.push(r.get::<_, i64>(0));
-            out.push(SessionInfo {
-                session_id: r.get(1),
-                agent: r.get(2),
-                format: r.get(3),
-                path: r.get(4),
-                project: r.get(5),
-                title: r.get(6),
-                first_prompt: r.get(7),
-                created_ms: r.get(8),
-                updated_ms: r.get(9),
-                entries: r.get::<_, i64>(10) as u64,
-                messages: r.get::<_, i64>(11) as u64,
-                user_messages: r.get::<_, i64>(12) as u64,
-                assistant_messages: r.get::<_, i64>(13) as u64,
-                tool_calls: r.get::<_, i64>(14) as u64,
-                tokens: Vec::new(),
-            });
+            out.push(info_of(&r));
         }
         if p.without_tokens || p.bare {
             return Ok(out);
