@@ -334,3 +334,197 @@ fn serve_sees_new_sessions_and_appends_while_it_runs() {
         "an append is found while serve runs"
     );
 }
+
+/// The session links of a page (`/session?p=…`), in order.
+fn session_links(body: &str) -> Vec<String> {
+    body.split("href=\"/session?p=")
+        .skip(1)
+        .filter_map(|r| r.split('"').next())
+        .map(|l| l.split("&amp;").next().unwrap_or(l).to_string())
+        .collect()
+}
+
+#[test]
+fn serve_db_shows_the_team_database_as_serve_shows_this_machine() {
+    use agentlog_postgres::throwaway::Throwaway;
+    let Some(pg) = Throwaway::for_test("serve_db_shows_the_team_database") else {
+        return;
+    };
+    let url = pg.database("served").unwrap();
+    let env = TestEnv::new();
+    agentlog_bench::gen::generate(env.home(), 1_000_000, 9).unwrap();
+    let r = env.run(&["push", "--db", &url, "--no-redact"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+
+    let local = start(&env, &[]);
+    // The team server runs where no session file is: everything it shows
+    // comes from the database.
+    let elsewhere = TestEnv::new();
+    let team = start(&elsewhere, &["--db", &url]);
+    assert!(team.first.contains("team database"), "{}", team.first);
+    assert!(!team.first.contains(pg.url()), "the password is printed");
+    let (lh, th) = (
+        format!("127.0.0.1:{}", local.port),
+        format!("127.0.0.1:{}", team.port),
+    );
+    let both = |p: &str| {
+        let (h1, b1) = get(local.port, p, &lh, None);
+        let (h2, b2) = get(team.port, p, &th, None);
+        assert!(h1.starts_with("HTTP/1.1 200"), "{p}: {h1}");
+        assert!(
+            h2.starts_with("HTTP/1.1 200"),
+            "{p} from the database: {h2}\n{b2}"
+        );
+        (b1, b2)
+    };
+    let (first_page, _) = both("/");
+    let listed = session_links(&first_page);
+    assert!(listed.len() > 5, "{first_page}");
+    for p in [
+        "/",
+        "/?agent=claude",
+        "/?agent=pi",
+        "/?sort=messages",
+        "/?sort=agent&asc=1",
+        "/?project=a",
+        "/search?q=error",
+        "/search?q=%22cargo+test%22",
+        "/search?q=lexer",
+        "/search?q=pars*",
+    ] {
+        let (a, b) = both(p);
+        let (mut la, mut lb) = (session_links(&a), session_links(&b));
+        assert!(!la.is_empty(), "nothing on {p}");
+        // The best 100 hits of a search depend on each engine's ranking:
+        // the same hits are asked for only when there are fewer.
+        if p.starts_with("/search") && la.len() >= 100 {
+            assert_eq!(la.len(), lb.len(), "the hits on {p}");
+            continue;
+        }
+        la.sort();
+        lb.sort();
+        assert!(
+            la == lb,
+            "the sessions on {p}: {la:?}\nfrom the database: {lb:?}"
+        );
+        let count = |s: &str| {
+            s.split("<main")
+                .nth(1)
+                .and_then(|m| m.split("</h1>").next().map(str::to_string))
+        };
+        assert_eq!(count(&a), count(&b), "the heading of {p}");
+    }
+    let (a, b) = both("/stats");
+    assert_eq!(a, b, "the stats page");
+    // Each session page, from the pushed bytes, as from the file.
+    for l in listed.iter().take(8) {
+        let (a, b) = both(&format!("/session?p={l}"));
+        assert_eq!(a, b, "the page of {l}");
+    }
+    // /s/<id> finds a session by id on the server too.
+    let (page, _) = both(&format!("/session?p={}", listed[0]));
+    let id = page
+        .split("<dt>id</dt><dd>")
+        .nth(1)
+        .and_then(|r| r.split("</dd>").next())
+        .expect("the session page names its id");
+    let (head, _) = get(team.port, &format!("/s/{id}"), &th, None);
+    assert!(head.starts_with("HTTP/1.1 303"), "{head}");
+    assert!(head.contains(&listed[0]), "{head}");
+
+    // export --all --to html --db: the same pages as from this machine.
+    let here = env.home().join("html-here");
+    let there = elsewhere.home().join("html-there");
+    let r = env.run(&[
+        "export",
+        "--all",
+        "--to",
+        "html",
+        "-o",
+        here.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let r = elsewhere.run(&[
+        "export",
+        "--all",
+        "--to",
+        "html",
+        "--db",
+        &url,
+        "-o",
+        there.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let files = |d: &std::path::Path| {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let (a, b) = (files(&here), files(&there));
+    assert!(a.len() > 5);
+    assert_eq!(
+        a.iter().map(|x| &x.0).collect::<Vec<_>>(),
+        b.iter().map(|x| &x.0).collect::<Vec<_>>()
+    );
+    for ((name, x), (_, y)) in a.iter().zip(&b) {
+        assert!(x == y, "{name} differs");
+    }
+
+    // Live tail follows pushes: a message appended on the machine and
+    // pushed reaches a page watching the session on the team server.
+    let pi = agentlog_formats::discover::discover_all(
+        &DiscoverEnv::with_home(env.home()),
+        Some(&["pi".to_string()]),
+    );
+    let file = pi.first().expect("a pi session").path.clone();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", team.port)).unwrap();
+    write!(
+        s,
+        "GET /tail?p={}&n=0 HTTP/1.1\r\nHost: {th}\r\n\r\n",
+        enc(file.to_str().unwrap())
+    )
+    .unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_millis(200)))
+        .unwrap();
+    let mut seen = String::new();
+    let mut buf = [0u8; 65536];
+    let read_some = |s: &mut std::net::TcpStream, seen: &mut String, buf: &mut [u8]| {
+        if let Ok(n) = s.read(buf) {
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    };
+    for _ in 0..10 {
+        read_some(&mut s, &mut seen, &mut buf);
+    }
+    assert!(seen.starts_with("HTTP/1.1 200"), "{seen}");
+    let line = serde_json::json!({"type":"message","id":"pushed-later","parentId":last["id"],"timestamp":"2026-06-01T10:00:00.000Z","message":{"role":"user","content":"a pushed plumtrellis","timestamp":1_780_308_000_000u64}});
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    writeln!(f, "{line}").unwrap();
+    drop(f);
+    let r = env.run(&["push", "--db", &url, "--no-redact"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    for _ in 0..75 {
+        if seen.contains("plumtrellis") {
+            break;
+        }
+        read_some(&mut s, &mut seen, &mut buf);
+    }
+    assert!(
+        seen.contains("event: entries") && seen.contains("plumtrellis"),
+        "the pushed message reached the page: {seen}"
+    );
+}

@@ -188,6 +188,41 @@ pub trait Backend: Send {
     }
 }
 
+/// Reads the session of the catalog row `info`: from `kept`, the bytes a
+/// backend keeps of it ([`Backend::original`]), else from its file.
+///
+/// Kept bytes are read under a folder that cannot exist (`/dev/null` is
+/// not one) by the file's own name: what formats take from names (ids,
+/// dates) stays, and no file beside it on this machine is taken for part
+/// of the session. What the pushing machine found beside the file (such as
+/// Gemini's project root) comes from the catalog row instead.
+pub fn read_session(
+    info: &SessionInfo,
+    kept: Option<&[u8]>,
+) -> Result<agentlog_formats::Read, IndexError> {
+    let fail = |message: String| IndexError::Session {
+        path: info.path.clone(),
+        message,
+    };
+    let format = agentlog_formats::registry::by_name(&info.format)
+        .ok_or_else(|| fail(format!("{}: unknown format {}", info.path, info.format)))?;
+    let path = std::path::Path::new(&info.path);
+    let Some(bytes) = kept else {
+        return format.read_path(path).map_err(|e| fail(e.to_string()));
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_else(|| "session".into());
+    let mut read = format
+        .read_bytes(&std::path::Path::new("/dev/null").join(name), bytes)
+        .map_err(|e| fail(format!("{} (the bytes kept of it): {e}", info.path)))?;
+    if read.session.meta.cwd.is_none() {
+        read.session.meta.cwd = info.project.clone();
+    }
+    Ok(read)
+}
+
 /// Returns the error of an operation `backend` does not support.
 pub fn unsupported(backend: &'static str, operation: &'static str) -> IndexError {
     IndexError::Unsupported { backend, operation }

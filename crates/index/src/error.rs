@@ -83,6 +83,14 @@ pub enum IndexError {
         /// What failed.
         message: String,
     },
+    /// A session of the catalog could not be read.
+    #[error("{message}")]
+    Session {
+        /// The session file, as the catalog names it.
+        path: String,
+        /// What went wrong (naming the file).
+        message: String,
+    },
 }
 
 impl IndexError {

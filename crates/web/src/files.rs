@@ -4,7 +4,6 @@
 //! agentlog's own HTML exports.
 
 use crate::{export_index, export_session, Exported};
-use agentlog_formats::Format;
 use agentlog_index::SessionInfo;
 use agentlog_model::Session;
 use agentlog_redact::Redactor;
@@ -24,6 +23,9 @@ pub enum ExportError {
     /// Reading a session failed.
     #[error(transparent)]
     Format(#[from] agentlog_formats::FormatError),
+    /// Reading a session of the catalog failed.
+    #[error(transparent)]
+    Index(#[from] agentlog_index::IndexError),
     /// Writing failed.
     #[error(transparent)]
     Store(#[from] agentlog_store::StoreError),
@@ -109,12 +111,18 @@ pub struct AllExported {
     pub with_secrets: usize,
 }
 
-/// Writes a page for each of `sessions` (catalog rows: their files are
-/// read) into `dir`, in parallel, and `dir/index.html` listing them.
+/// Reads the session of a catalog row (from its file, or from the bytes a
+/// team server keeps: see [`agentlog_index::backend::read_session`]).
+pub type ReadSession<'a> =
+    dyn Fn(&SessionInfo) -> Result<agentlog_formats::Read, agentlog_index::IndexError> + Sync + 'a;
+
+/// Writes a page for each of `sessions` (catalog rows, each read with
+/// `read`) into `dir`, in parallel, and `dir/index.html` listing them.
 pub fn export_all(
     sessions: Vec<SessionInfo>,
     dir: &Path,
     redact: bool,
+    read: &ReadSession<'_>,
 ) -> Result<AllExported, ExportError> {
     std::fs::create_dir_all(dir).map_err(|e| ExportError::Io {
         path: dir.to_path_buf(),
@@ -145,7 +153,7 @@ pub fn export_all(
                 scope.spawn(move || {
                     part.iter()
                         .map(|(s, name)| {
-                            export_one(s, name, dir, redact).map_err(|e| e.to_string())
+                            export_one(s, name, dir, redact, read).map_err(|e| e.to_string())
                         })
                         .collect::<Vec<_>>()
                 })
@@ -180,15 +188,9 @@ fn export_one(
     name: &str,
     dir: &Path,
     redact: bool,
+    read: &ReadSession<'_>,
 ) -> Result<(Exported, usize), ExportError> {
-    let path = PathBuf::from(&s.path);
-    let format: &dyn Format = agentlog_formats::registry::by_name(&s.format).ok_or_else(|| {
-        agentlog_formats::FormatError::UnknownFormat {
-            path: path.clone(),
-            known: agentlog_formats::registry::names(),
-        }
-    })?;
-    let mut read = format.read_path(&path)?;
+    let mut read = read(s)?;
     let (html, report) = session_page(&mut read.session, &s.path, redact)?;
     write_page(&dir.join(name), &html)?;
     let mut title = s

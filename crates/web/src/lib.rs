@@ -31,7 +31,7 @@ pub mod render;
 mod server;
 
 pub use pages::{export_index, export_session, Exported};
-pub use server::{new_token, serve, ServeConfig};
+pub use server::{new_token, serve, OpenBackend, ServeConfig, Source};
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,5 @@
-//! `agentlog serve`: the HTTP server over the index and the session files.
+//! `agentlog serve`: the HTTP server over a catalog backend and the
+//! sessions' bytes: this machine's index and files, or a team server.
 
 use crate::assets;
 use crate::escape::url_enc;
@@ -6,7 +7,8 @@ use crate::pages::{self, ListQuery, Mode, PAGE};
 use crate::render::{Target, View};
 use crate::WebError;
 use agentlog_formats::discover::{discover_report, DiscoverEnv, Found};
-use agentlog_index::{GroupBy, Index, Journal, SearchParams, StatsParams};
+use agentlog_index::backend::ResolveParams;
+use agentlog_index::{Backend, GroupBy, Index, IndexError, Journal, SearchParams, StatsParams};
 use agentlog_model::Session;
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -20,56 +22,123 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-/// What `serve` needs: where the index is, where sessions are, and how to
-/// listen.
+/// Opens a connection to a shared backend.
+pub type OpenBackend = Arc<dyn Fn() -> Result<Box<dyn Backend>, IndexError> + Send + Sync>;
+
+/// Where the served sessions come from.
+#[derive(Clone)]
+pub enum Source {
+    /// This machine: the local index, kept fresh from the session files,
+    /// which are read where they are.
+    Local {
+        /// The index file.
+        index_path: PathBuf,
+        /// Where sessions are found.
+        env: DiscoverEnv,
+        /// The formats to discover (after the user's exclusions).
+        formats: Vec<String>,
+    },
+    /// A shared backend (a team server): its catalog, and the bytes it
+    /// keeps of each session ([`Backend::original`]); nothing is read from
+    /// this machine's disk.
+    Shared {
+        /// Opens a connection (a few are kept open).
+        open: OpenBackend,
+    },
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Local { index_path, .. } => write!(f, "Local({})", index_path.display()),
+            Source::Shared { .. } => write!(f, "Shared"),
+        }
+    }
+}
+
+/// What `serve` needs: where sessions come from and how to listen.
 #[derive(Clone, Debug)]
 pub struct ServeConfig {
-    /// The index file.
-    pub index_path: PathBuf,
-    /// Where sessions are found.
-    pub env: DiscoverEnv,
-    /// The formats to discover (after the user's exclusions).
-    pub formats: Vec<String>,
+    /// Where sessions come from.
+    pub source: Source,
     /// The address to listen on.
     pub addr: SocketAddr,
     /// The token every request must carry (`?token=` once, then a cookie);
     /// required when listening beyond loopback.
     pub token: Option<String>,
-    /// Seconds between catalog refreshes (0: never).
+    /// Seconds between catalog refreshes of a local source (0: never).
     pub refresh_secs: u64,
     /// Replace secrets (API keys, tokens, passwords, private keys) in
     /// everything served; on by default beyond loopback.
     pub redact: bool,
 }
 
+/// What a session's version is told by: its file's size and modification
+/// time (local), or its catalog row's entries and last change (shared).
+type Stamp = (u64, Option<SystemTime>, Option<i64>);
+
 struct CachedSession {
-    size: u64,
-    mtime: Option<SystemTime>,
+    stamp: Stamp,
     session: Arc<Session>,
 }
 
 struct App {
     cfg: ServeConfig,
-    pool: Mutex<Vec<Index>>,
+    pool: Mutex<Vec<Box<dyn Backend>>>,
     sessions: Mutex<Vec<(PathBuf, CachedSession)>>,
     keys: Mutex<std::collections::HashMap<String, String>>,
 }
 
 impl App {
-    /// Runs `f` with an open index (one from the pool, or a new one).
-    fn with_index<T>(&self, f: impl FnOnce(&Index) -> Result<T, WebError>) -> Result<T, WebError> {
+    /// Runs `f` with an open backend (one from the pool, or a new one).
+    fn with_index<T>(
+        &self,
+        f: impl FnOnce(&dyn Backend) -> Result<T, WebError>,
+    ) -> Result<T, WebError> {
         let idx = self.pool.lock().ok().and_then(|mut p| p.pop());
         let idx = match idx {
             Some(i) => i,
-            None => Index::open(&self.cfg.index_path)?.0,
+            None => match &self.cfg.source {
+                Source::Local { index_path, .. } => Box::new(Index::open(index_path)?.0),
+                Source::Shared { open } => open()?,
+            },
         };
-        let r = f(&idx);
-        if let Ok(mut p) = self.pool.lock() {
-            if p.len() < 4 {
-                p.push(idx);
+        let r = f(idx.as_ref());
+        // A backend whose call failed may have lost its connection: it is
+        // not kept.
+        if r.is_ok() {
+            if let Ok(mut p) = self.pool.lock() {
+                if p.len() < 4 {
+                    p.push(idx);
+                }
             }
         }
         r
+    }
+
+    /// True when sessions are read from this machine's files.
+    fn local(&self) -> bool {
+        matches!(self.cfg.source, Source::Local { .. })
+    }
+
+    /// Returns the catalog row of the session file at `path`.
+    fn info(&self, path: &str) -> Result<agentlog_index::SessionInfo, WebError> {
+        self.with_index(|i| Ok(i.sessions_at(&[path.to_string()])?))?
+            .into_iter()
+            .next()
+            .flatten()
+            .ok_or_else(|| WebError::NotFound(format!("no session file {path} in the index")))
+    }
+
+    /// Returns what tells whether the session at `path` changed.
+    fn stamp(&self, path: &str, info: &agentlog_index::SessionInfo) -> Result<Stamp, WebError> {
+        if self.local() {
+            let p = Path::new(path);
+            let md = std::fs::metadata(p).map_err(|e| WebError::io(p, e))?;
+            Ok((md.len(), md.modified().ok(), None))
+        } else {
+            Ok((info.entries, None, info.updated_ms))
+        }
     }
 
     /// Returns the redactor when served pages are redacted.
@@ -172,27 +241,23 @@ impl App {
     }
 
     /// Returns the parsed session at `path` (kept for the next request while
-    /// the file does not change), when the catalog knows the file.
+    /// it does not change), when the catalog knows the file.
     fn session(&self, path: &str) -> Result<(Arc<Session>, agentlog_index::SessionInfo), WebError> {
-        let info = self
-            .with_index(|i| Ok(i.session_at(path)?))?
-            .ok_or_else(|| WebError::NotFound(format!("no session file {path} in the index")))?;
+        let info = self.info(path)?;
         let p = PathBuf::from(path);
-        let md = std::fs::metadata(&p).map_err(|e| WebError::io(&p, e))?;
-        let (size, mtime) = (md.len(), md.modified().ok());
+        let stamp = self.stamp(path, &info)?;
         if let Ok(cache) = self.sessions.lock() {
-            if let Some((_, c)) = cache
-                .iter()
-                .find(|(q, c)| *q == p && c.size == size && c.mtime == mtime)
-            {
+            if let Some((_, c)) = cache.iter().find(|(q, c)| *q == p && c.stamp == stamp) {
                 return Ok((c.session.clone(), info));
             }
         }
-        let format = agentlog_formats::registry::by_name(&info.format)
-            .ok_or_else(|| WebError::NotFound(format!("unknown format {}", info.format)))?;
-        let mut read = format
-            .read_path(&p)
-            .map_err(|e| WebError::Read(e.to_string()))?;
+        let kept = self.with_index(|i| Ok(i.original(path)?))?;
+        if kept.is_none() && !self.local() {
+            return Err(WebError::NotFound(format!(
+                "the server keeps no bytes of {path}"
+            )));
+        }
+        let mut read = agentlog_index::backend::read_session(&info, kept.as_deref())?;
         if let Some(r) = self.redactor()? {
             r.session(&mut read.session);
         }
@@ -204,8 +269,7 @@ impl App {
                 (
                     p,
                     CachedSession {
-                        size,
-                        mtime,
+                        stamp,
                         session: session.clone(),
                     },
                 ),
@@ -237,7 +301,7 @@ pub fn serve(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<(), Web
             sessions: Mutex::new(Vec::new()),
             keys: Mutex::new(Default::default()),
         });
-        if cfg.refresh_secs > 0 {
+        if cfg.refresh_secs > 0 && app.local() {
             let a = app.clone();
             std::thread::spawn(move || refresher(&a));
         }
@@ -250,13 +314,21 @@ pub fn serve(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<(), Web
 
 /// Keeps the catalog current: new, grown and vanished session files.
 fn refresher(app: &App) {
-    let Ok((mut index, _)) = Index::open(&app.cfg.index_path) else {
+    let Source::Local {
+        index_path,
+        env,
+        formats,
+    } = &app.cfg.source
+    else {
         return;
     };
-    let key = Journal::key(&app.cfg.env, &app.cfg.formats);
+    let Ok((mut index, _)) = Index::open(index_path) else {
+        return;
+    };
+    let key = Journal::key(env, formats);
     loop {
         std::thread::sleep(Duration::from_secs(app.cfg.refresh_secs));
-        refresh_round(&mut index, &app.cfg, key);
+        refresh_round(&mut index, env, formats, key);
     }
 }
 
@@ -264,7 +336,7 @@ fn refresher(app: &App) {
 /// holds (no folder discovery looks in has changed), only the recently
 /// written files are looked at; else every file, and the journal is kept
 /// anew. A full round runs at least every [`FULL_ROUND_EVERY`].
-fn refresh_round(index: &mut Index, cfg: &ServeConfig, key: u64) {
+fn refresh_round(index: &mut Index, env: &DiscoverEnv, formats: &[String], key: u64) {
     let now = agentlog_index::time::now_ms();
     if let Ok(Some(j)) = index.journal() {
         let fresh = now.saturating_sub(j.checked_ms) < FULL_ROUND_EVERY.as_millis() as i64;
@@ -281,7 +353,7 @@ fn refresh_round(index: &mut Index, cfg: &ServeConfig, key: u64) {
             }
         }
     }
-    let report = discover_report(&cfg.env, Some(&cfg.formats));
+    let report = discover_report(env, Some(formats));
     if let Ok(plan) = index.plan(&report.found) {
         if plan.is_empty() || index.apply(plan, &mut |_| {}).is_ok() {
             let _ = index.save_journal(&Journal {
@@ -607,12 +679,16 @@ async fn by_id(
     axum::extract::Path(id): axum::extract::Path<String>,
 ) -> Response {
     blocking(app, move |app| {
-        let paths = app.with_index(|i| Ok(i.session_paths(&id)?))?;
-        let Some((p, _)) = paths.first() else {
+        let found = app.with_index(|i| Ok(i.resolve_session(&ResolveParams::new(&id))?))?;
+        let Some(p) = found
+            .iter()
+            .find(|r| r.session_id == id)
+            .map(|r| app.key_of(&r.path))
+        else {
             return Err(WebError::NotFound(format!("no session with id {id}")));
         };
         let mut h = secure_headers();
-        if let Ok(v) = HeaderValue::from_str(&format!("/session?p={}", url_enc(p))) {
+        if let Ok(v) = HeaderValue::from_str(&format!("/session?p={}", url_enc(&p))) {
             h.insert(header::LOCATION, v);
         }
         Ok((StatusCode::SEE_OTHER, h).into_response())
@@ -734,7 +810,7 @@ struct TailState {
     format: &'static str,
     sent: usize,
     last_id: Option<String>,
-    stat: (u64, Option<SystemTime>),
+    stat: Stamp,
 }
 
 async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Response {
@@ -750,7 +826,7 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
             let view = View::new(&session, opt(&leaf), None);
             let sent = n.min(view.path.len());
             let last_id = sent.checked_sub(1).map(|i| view.path[i].id.clone());
-            let md = std::fs::metadata(&p).map_err(|e| WebError::io(Path::new(&p), e))?;
+            let stat = app.stamp(&p, &info)?;
             let format = agentlog_formats::registry::by_name(&info.format)
                 .map(|f| f.name())
                 .unwrap_or("json");
@@ -761,7 +837,7 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
                 format,
                 sent,
                 last_id,
-                stat: (md.len(), md.modified().ok()),
+                stat,
             })
         })
         .await
@@ -773,10 +849,25 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
     };
     let stream = futures_util::stream::unfold(st, |mut st| async move {
         loop {
-            tokio::time::sleep(Duration::from_millis(250)).await;
-            let now = std::fs::metadata(&st.path)
-                .map(|m| (m.len(), m.modified().ok()))
-                .ok();
+            // A file is looked at four times a second; a team server's row
+            // once a second.
+            let local = st.app.local();
+            tokio::time::sleep(Duration::from_millis(if local { 250 } else { 1000 })).await;
+            let now = if local {
+                std::fs::metadata(&st.path)
+                    .map(|m| (m.len(), m.modified().ok(), None))
+                    .ok()
+            } else {
+                let (app, path) = (st.app.clone(), st.path.clone());
+                tokio::task::spawn_blocking(move || {
+                    app.info(&path)
+                        .ok()
+                        .map(|i| (i.entries, None, i.updated_ms))
+                })
+                .await
+                .ok()
+                .flatten()
+            };
             let Some(now) = now else {
                 continue;
             };
@@ -793,11 +884,13 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
                     // The catalog follows the file (read from where it stopped).
                     // A busy index (another update running) does not hold
                     // the page back: the catalog catches up on the next change.
-                    if let Ok((mut w, _)) = Index::open(&app.cfg.index_path) {
-                        let _ = w.update_files(&[Found {
-                            path: PathBuf::from(&path),
-                            format,
-                        }]);
+                    if let Source::Local { index_path, .. } = &app.cfg.source {
+                        if let Ok((mut w, _)) = Index::open(index_path) {
+                            let _ = w.update_files(&[Found {
+                                path: PathBuf::from(&path),
+                                format,
+                            }]);
+                        }
                     }
                     let (session, _) = app.session(&path)?;
                     let view = View::new(&session, None, None);

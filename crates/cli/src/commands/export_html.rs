@@ -3,6 +3,7 @@
 use super::export::Args;
 use crate::commands::index::{self, IndexLocation};
 use crate::load;
+use agentlog_index::backend::read_session;
 use agentlog_index::PageParams;
 use agentlog_web::files::{export_all, session_page, write_page};
 use anyhow::bail;
@@ -33,17 +34,39 @@ pub fn cmd_export_html(args: &Args, one: Option<(&str, Option<&str>)>) -> anyhow
     let Some(dir) = &args.output else {
         bail!("--all and --project write one file per session: give the directory with -o DIR");
     };
-    let idx = index::refreshed(&IndexLocation::default())?;
-    let page = idx.session_page(&PageParams {
+    let params = PageParams {
         project: args.project.clone(),
         limit: usize::MAX / 2,
         ..Default::default()
-    })?;
-    drop(idx);
-    if page.sessions.is_empty() {
-        bail!("no indexed session matches; `agentlog ls` lists them");
-    }
-    let done = export_all(page.sessions, dir, !args.no_redact)?;
+    };
+    let done = match &args.db {
+        Some(url) => {
+            let db = crate::commands::db::connect(url)?;
+            let page = db.session_page(&params)?;
+            if page.sessions.is_empty() {
+                bail!(
+                    "no session on {} matches; `agentlog ls --db URL` lists them",
+                    db.url()
+                );
+            }
+            let read = |s: &agentlog_index::SessionInfo| {
+                let kept = db.original_at(&s.path)?;
+                read_session(s, Some(&kept))
+            };
+            export_all(page.sessions, dir, !args.no_redact, &read)?
+        }
+        None => {
+            let idx = index::refreshed(&IndexLocation::default())?;
+            let page = idx.session_page(&params)?;
+            drop(idx);
+            if page.sessions.is_empty() {
+                bail!("no indexed session matches; `agentlog ls` lists them");
+            }
+            export_all(page.sessions, dir, !args.no_redact, &|s| {
+                read_session(s, None)
+            })?
+        }
+    };
     for e in &done.failed {
         crate::eprintln_clean!("agentlog: {e}");
     }

@@ -1,5 +1,5 @@
 use crate::commands::index::{self, IndexLocation};
-use agentlog_web::{serve, ServeConfig};
+use agentlog_web::{serve, ServeConfig, Source};
 use anyhow::Context;
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
@@ -17,6 +17,10 @@ use std::process::ExitCode;
 /// Listens on 127.0.0.1 (this machine only) by default, on a free port
 /// unless --port is given. Listening on any other address requires a
 /// token: the one given, or a new random one, printed in the URL.
+///
+/// With --db, serves the team database instead of this machine: its
+/// catalog, search and statistics, and each session from the bytes that
+/// were pushed (live tail follows new pushes).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The address to listen on (127.0.0.1: this machine only).
@@ -41,12 +45,88 @@ pub struct Args {
     /// Seconds between scans for new and changed sessions (0: never).
     #[arg(long, default_value_t = 10, value_name = "SECS")]
     pub refresh: u64,
+    /// Serve the team database instead of this machine:
+    /// postgres://USER:PASSWORD@HOST:PORT/DATABASE.
+    #[arg(long, value_name = "URL", env = "AGENTLOG_DB", hide_env_values = true)]
+    pub db: Option<String>,
     #[command(flatten)]
     pub loc: IndexLocation,
 }
 
 /// Runs `agentlog serve`.
 pub fn cmd_serve(args: Args) -> anyhow::Result<ExitCode> {
+    let source = match &args.db {
+        Some(url) => shared(url)?,
+        None => local(&args)?,
+    };
+    let token = match (&args.token, args.host.is_loopback()) {
+        (Some(t), _)
+            if t.len() < 16
+                || !t
+                    .bytes()
+                    .all(|b| b.is_ascii_graphic() && b != b';' && b != b'&') =>
+        {
+            anyhow::bail!("--token must be at least 16 printable characters without `;` or `&`")
+        }
+        (Some(t), _) => Some(t.clone()),
+        (None, true) => None,
+        (None, false) => Some(agentlog_web::new_token()?),
+    };
+    let from = match &args.db {
+        Some(url) => format!(
+            " (the team database {})",
+            agentlog_postgres::hide_password(url)
+        ),
+        None => String::new(),
+    };
+    let cfg = ServeConfig {
+        source,
+        addr: SocketAddr::new(args.host, args.port),
+        token: token.clone(),
+        refresh_secs: args.refresh,
+        redact: args.redact || !args.host.is_loopback(),
+    };
+    let redact = cfg.redact;
+    serve(cfg, |addr| {
+        let host = if addr.ip().is_unspecified() { "127.0.0.1".to_string() } else { addr.ip().to_string() };
+        let host = if host.contains(':') { format!("[{host}]") } else { host };
+        let mut out = std::io::stdout().lock();
+        match &token {
+            Some(t) => {
+                let _ = writeln!(out, "agentlog: serving at http://{host}:{}/?token={t}{from}", addr.port());
+                if !addr.ip().is_loopback() {
+                    let _ = writeln!(out, "agentlog: listening beyond this machine ({}); every request needs the token above", addr.ip());
+                }
+            }
+            None => {
+                let _ = writeln!(out, "agentlog: serving at http://{host}:{}/{from}", addr.port());
+            }
+        }
+        if redact {
+            let _ = writeln!(out, "agentlog: secrets in sessions are redacted on every page");
+        }
+        let _ = writeln!(out, "agentlog: press Ctrl-C to stop");
+        let _ = out.flush();
+    })
+    .context("serving")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The team database at `url`, checked once before serving (a wrong
+/// address or password is said at start, not on the first page).
+fn shared(url: &str) -> anyhow::Result<Source> {
+    drop(crate::commands::db::connect(url)?);
+    let url = url.to_string();
+    Ok(Source::Shared {
+        open: std::sync::Arc::new(move || {
+            Ok(Box::new(agentlog_postgres::PgIndex::connect(&url, false)?)
+                as Box<dyn agentlog_index::Backend>)
+        }),
+    })
+}
+
+/// This machine's index, brought up to date before serving.
+fn local(args: &Args) -> anyhow::Result<Source> {
     let settings = args.loc.resolve()?;
     let path = settings.index_path.clone();
     let mut idx = index::open(&path)?;
@@ -66,50 +146,9 @@ pub fn cmd_serve(args: Args) -> anyhow::Result<ExitCode> {
         idx.apply(plan, &mut |_| {})?;
     }
     drop(idx);
-    let token = match (&args.token, args.host.is_loopback()) {
-        (Some(t), _)
-            if t.len() < 16
-                || !t
-                    .bytes()
-                    .all(|b| b.is_ascii_graphic() && b != b';' && b != b'&') =>
-        {
-            anyhow::bail!("--token must be at least 16 printable characters without `;` or `&`")
-        }
-        (Some(t), _) => Some(t.clone()),
-        (None, true) => None,
-        (None, false) => Some(agentlog_web::new_token()?),
-    };
-    let cfg = ServeConfig {
+    Ok(Source::Local {
         index_path: path,
         formats: settings.formats(&[])?,
         env: settings.env.clone(),
-        addr: SocketAddr::new(args.host, args.port),
-        token: token.clone(),
-        refresh_secs: args.refresh,
-        redact: args.redact || !args.host.is_loopback(),
-    };
-    let redact = cfg.redact;
-    serve(cfg, |addr| {
-        let host = if addr.ip().is_unspecified() { "127.0.0.1".to_string() } else { addr.ip().to_string() };
-        let host = if host.contains(':') { format!("[{host}]") } else { host };
-        let mut out = std::io::stdout().lock();
-        match &token {
-            Some(t) => {
-                let _ = writeln!(out, "agentlog: serving at http://{host}:{}/?token={t}", addr.port());
-                if !addr.ip().is_loopback() {
-                    let _ = writeln!(out, "agentlog: listening beyond this machine ({}); every request needs the token above", addr.ip());
-                }
-            }
-            None => {
-                let _ = writeln!(out, "agentlog: serving at http://{host}:{}/", addr.port());
-            }
-        }
-        if redact {
-            let _ = writeln!(out, "agentlog: secrets in sessions are redacted on every page");
-        }
-        let _ = writeln!(out, "agentlog: press Ctrl-C to stop");
-        let _ = out.flush();
     })
-    .context("serving")?;
-    Ok(ExitCode::SUCCESS)
 }
