@@ -57,7 +57,7 @@ const QUERIES: [&str; 8] = [
     "migration",
 ];
 
-fn uptime() -> String {
+pub(crate) fn uptime() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| {
             let f: Vec<&str> = s.split_whitespace().take(3).collect();
@@ -67,11 +67,11 @@ fn uptime() -> String {
 }
 
 /// A finished command: wall time, peak memory (MB) and output.
-struct Timed {
-    secs: f64,
-    peak_mb: f64,
-    ok: bool,
-    stderr: String,
+pub(crate) struct Timed {
+    pub(crate) secs: f64,
+    pub(crate) peak_mb: f64,
+    pub(crate) ok: bool,
+    pub(crate) stderr: String,
 }
 
 fn vm_hwm_kb(pid: u32) -> Option<f64> {
@@ -82,7 +82,7 @@ fn vm_hwm_kb(pid: u32) -> Option<f64> {
 }
 
 /// Runs `cmd`, polling its peak memory every 10 ms.
-fn run(cmd: &mut Command) -> Timed {
+pub(crate) fn run(cmd: &mut Command) -> Timed {
     let t = Instant::now();
     let child = cmd
         .stdin(Stdio::null())
@@ -141,7 +141,7 @@ fn run(cmd: &mut Command) -> Timed {
 }
 
 /// Runs `cmd` without polling (short commands), for its wall time.
-fn time_quick(cmd: &mut Command) -> (f64, bool, String) {
+pub(crate) fn time_quick(cmd: &mut Command) -> (f64, bool, String) {
     let t = Instant::now();
     let out = cmd.stdin(Stdio::null()).output();
     let secs = t.elapsed().as_secs_f64();
@@ -155,7 +155,7 @@ fn time_quick(cmd: &mut Command) -> (f64, bool, String) {
     }
 }
 
-fn percentile(v: &mut [f64], p: f64) -> f64 {
+pub(crate) fn percentile(v: &mut [f64], p: f64) -> f64 {
     if v.is_empty() {
         return f64::NAN;
     }
@@ -164,7 +164,7 @@ fn percentile(v: &mut [f64], p: f64) -> f64 {
     v[i]
 }
 
-fn dir_bytes(p: &Path) -> u64 {
+pub(crate) fn dir_bytes(p: &Path) -> u64 {
     let mut n = 0;
     if let Ok(rd) = std::fs::read_dir(p) {
         for e in rd.flatten() {
@@ -180,7 +180,7 @@ fn dir_bytes(p: &Path) -> u64 {
 
 /// A HOME for one tool: the corpus hard-linked under `home`, XDG dirs
 /// inside it.
-fn home_for(corpus: &Path, home: &Path) -> std::io::Result<()> {
+pub(crate) fn home_for(corpus: &Path, home: &Path) -> std::io::Result<()> {
     if home.exists() {
         std::fs::remove_dir_all(home)?;
     }
@@ -195,7 +195,7 @@ fn home_for(corpus: &Path, home: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-fn with_home(cmd: &mut Command, home: &Path) {
+pub(crate) fn with_home(cmd: &mut Command, home: &Path) {
     cmd.env("HOME", home)
         .env("XDG_DATA_HOME", home.join(".local/share"))
         .env("XDG_CONFIG_HOME", home.join(".config"))
@@ -250,21 +250,18 @@ fn http_get(port: u16, path: &str) -> Option<(f64, String)> {
     Some((t.elapsed().as_secs_f64(), body))
 }
 
-fn ms(s: f64) -> String {
+pub(crate) fn ms(s: f64) -> String {
     format!("{:.1} ms", s * 1000.0)
 }
 
-/// Runs the benchmark and prints its figures; returns the lines of targets
-/// missed.
-pub fn run_all(o: &Options) -> anyhow::Result<Vec<String>> {
-    let mut missed = Vec::new();
-    println!("== agentlog end-to-end benchmark, {} corpus", o.size_text);
-    println!("machine: {} cores, {} (start)", num_cpus(), uptime());
-    let corpus = o.dir.join(format!("{}-seed{SEED}", o.size_text));
+/// Returns the corpus of `size` bytes under `dir` (`<size>-seed11`),
+/// generating it the first time.
+pub(crate) fn ensure_corpus(dir: &Path, size_text: &str, size: u64) -> anyhow::Result<PathBuf> {
+    let corpus = dir.join(format!("{size_text}-seed{SEED}"));
     if !corpus.join(".done").exists() {
         let t = Instant::now();
         let _ = std::fs::remove_dir_all(&corpus);
-        let g = gen::generate(&corpus, o.size, SEED)?;
+        let g = gen::generate(&corpus, size, SEED)?;
         std::fs::write(corpus.join(".done"), b"")?;
         println!(
             "generated {} sessions, {:.0} MB in {:.1} s at {}",
@@ -274,6 +271,16 @@ pub fn run_all(o: &Options) -> anyhow::Result<Vec<String>> {
             corpus.display()
         );
     }
+    Ok(corpus)
+}
+
+/// Runs the benchmark and prints its figures; returns the lines of targets
+/// missed.
+pub fn run_all(o: &Options) -> anyhow::Result<Vec<String>> {
+    let mut missed = Vec::new();
+    println!("== agentlog end-to-end benchmark, {} corpus", o.size_text);
+    println!("machine: {} cores, {} (start)", num_cpus(), uptime());
+    let corpus = ensure_corpus(&o.dir, &o.size_text, o.size)?;
     let corpus_bytes = dir_bytes(&corpus);
     let mb = corpus_bytes as f64 / 1e6;
     let work = o.dir.join(format!("{}-work", o.size_text));
@@ -494,7 +501,7 @@ pub fn run_all(o: &Options) -> anyhow::Result<Vec<String>> {
     Ok(missed)
 }
 
-fn num_cpus() -> usize {
+pub(crate) fn num_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 

@@ -76,6 +76,76 @@ enum Command {
         #[arg(long)]
         peers: Option<PathBuf>,
     },
+    /// Time `agentlog push` and the `--db` commands against a PostgreSQL
+    /// started for the run (scripts/postgres.sh), beside agentsview's
+    /// `sync` + `pg push` in the same run.
+    Push {
+        /// Corpus size (100MB, 1GB, 10GB).
+        #[arg(long, default_value = "100MB")]
+        size: String,
+        /// Where corpora and work directories are kept (outside the repo).
+        #[arg(long, default_value = "/var/tmp/agentlog-bench")]
+        dir: PathBuf,
+        /// The agentlog binary to time (default: the one beside this one).
+        #[arg(long)]
+        agentlog: Option<PathBuf>,
+        /// Runs of each search and stats command.
+        #[arg(long, default_value_t = 10)]
+        runs: usize,
+        /// Messages appended, each followed by a push.
+        #[arg(long, default_value_t = 20)]
+        appends: usize,
+        /// The directory with agentsview (default: what
+        /// scripts/install-bench-peers.sh installs, target/peers/venv/bin).
+        #[arg(long)]
+        peers: Option<PathBuf>,
+    },
+}
+
+/// Returns `agentlog` beside this binary unless given; an error when it
+/// does not exist.
+fn agentlog_binary(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    let agentlog = match given {
+        Some(a) => a,
+        None => std::env::current_exe()?.with_file_name("agentlog"),
+    };
+    if !agentlog.exists() {
+        anyhow::bail!(
+            "{} does not exist: build it (cargo build --release -p agentlog) or pass --agentlog",
+            agentlog.display()
+        );
+    }
+    Ok(agentlog)
+}
+
+/// The peers' bin directory: `given`, else what
+/// scripts/install-bench-peers.sh installs (None when it cannot).
+fn peers_dir(given: Option<PathBuf>) -> Option<PathBuf> {
+    given.or_else(|| {
+        let out = std::process::Command::new("bash")
+            .arg(repo().join("scripts/install-bench-peers.sh"))
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .ok()?;
+        let p = String::from_utf8(out.stdout).ok()?;
+        let p = p.trim();
+        (out.status.success() && !p.is_empty()).then(|| PathBuf::from(p))
+    })
+}
+
+fn repo() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn report(missed: Vec<String>) {
+    if missed.is_empty() {
+        println!("every target met");
+    } else {
+        println!("targets missed:");
+        for m in missed {
+            println!("  - {m}");
+        }
+    }
 }
 
 fn main() -> anyhow::Result<()> {
@@ -144,44 +214,47 @@ fn main() -> anyhow::Result<()> {
         } => {
             let bytes = agentlog_bench::parse_size(&size)
                 .ok_or_else(|| anyhow!("--size {size:?}: expected a size like 100MB or 1GB"))?;
-            let exe = std::env::current_exe()?;
-            let beside = exe.with_file_name("agentlog");
-            let agentlog = agentlog.unwrap_or(beside);
-            if !agentlog.exists() {
-                anyhow::bail!(
-                    "{} does not exist: build it (cargo build --release -p agentlog) or pass --agentlog",
-                    agentlog.display()
-                );
-            }
-            let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-            let peers = peers.or_else(|| {
-                let out = std::process::Command::new("bash")
-                    .arg(repo.join("scripts/install-bench-peers.sh"))
-                    .stderr(std::process::Stdio::inherit())
-                    .output()
-                    .ok()?;
-                let p = String::from_utf8(out.stdout).ok()?;
-                let p = p.trim();
-                (out.status.success() && !p.is_empty()).then(|| PathBuf::from(p))
-            });
+            let agentlog = agentlog_binary(agentlog)?;
+            let peers = peers_dir(peers);
             std::fs::create_dir_all(&dir)?;
-            let missed = agentlog_bench::e2e::run_all(&agentlog_bench::e2e::Options {
-                size: bytes,
-                size_text: size,
-                dir,
-                agentlog,
-                runs,
-                appends,
-                peers_bin: peers,
-            })?;
-            if missed.is_empty() {
-                println!("every target met");
-            } else {
-                println!("targets missed:");
-                for m in missed {
-                    println!("  - {m}");
-                }
-            }
+            report(agentlog_bench::e2e::run_all(
+                &agentlog_bench::e2e::Options {
+                    size: bytes,
+                    size_text: size,
+                    dir,
+                    agentlog,
+                    runs,
+                    appends,
+                    peers_bin: peers,
+                },
+            )?);
+            Ok(())
+        }
+        Command::Push {
+            size,
+            dir,
+            agentlog,
+            runs,
+            appends,
+            peers,
+        } => {
+            let bytes = agentlog_bench::parse_size(&size)
+                .ok_or_else(|| anyhow!("--size {size:?}: expected a size like 100MB or 1GB"))?;
+            let agentlog = agentlog_binary(agentlog)?;
+            let peers = peers_dir(peers);
+            std::fs::create_dir_all(&dir)?;
+            report(agentlog_bench::push::run_all(
+                &agentlog_bench::push::Options {
+                    size: bytes,
+                    size_text: size,
+                    dir,
+                    agentlog,
+                    runs,
+                    appends,
+                    peers_bin: peers,
+                    postgres_script: repo().join("scripts/postgres.sh"),
+                },
+            )?);
             Ok(())
         }
     }

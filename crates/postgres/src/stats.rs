@@ -31,8 +31,8 @@ impl PgIndex {
                     sum(u.cache_write)::bigint, sum(u.reasoning)::bigint, sum(u.cost_usd),
                     (u.input + u.cache_read + u.cache_write) > {tier}
              FROM usage u JOIN sessions s ON s.id = u.session
-             WHERE (u.response_id IS NULL
-                    OR u.id = (SELECT min(id) FROM usage WHERE response_id = u.response_id))
+             WHERE (u.response_id IS NULL OR NOT EXISTS (
+                    SELECT 1 FROM usage w WHERE w.response_id = u.response_id AND w.id < u.id))
                AND ($1::bigint IS NULL OR u.ts_ms >= $1)
                AND ($2::bigint IS NULL OR u.ts_ms < $2)
                AND (cardinality($3::text[]) = 0 OR lower(s.agent) = ANY($3))
