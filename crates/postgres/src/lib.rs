@@ -191,6 +191,8 @@ pub fn hide_password(url: &str) -> String {
 /// time.
 pub struct PgIndex {
     client: std::sync::Mutex<postgres::Client>,
+    /// How to connect again (a push opens a second connection).
+    config: postgres::Config,
     url: String,
     machine: String,
     user: String,
@@ -227,6 +229,7 @@ impl PgIndex {
         schema::ensure(&mut client, &shown, migrate)?;
         Ok(PgIndex {
             client: std::sync::Mutex::new(client),
+            config,
             url: shown,
             machine: default_machine(),
             user: default_user(),

@@ -20,6 +20,7 @@ use agentlog_index::files::{hash, incremental, whole_lines};
 use agentlog_model::Counted;
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// Bytes hashed at each end of what was pushed, to tell an append from a
 /// rewrite.
@@ -71,6 +72,32 @@ pub struct PushReport {
     /// Files whose original bytes are not kept on the server, with the
     /// reason (they can be searched but not exported from it).
     pub without_original: Vec<(String, String)>,
+}
+
+/// From this many session files on, a push sends over two connections.
+const MANY_FILES: usize = 64;
+
+impl PushReport {
+    /// Adds what another sender of the same push did.
+    fn merge(&mut self, o: PushReport) {
+        self.unchanged += o.unchanged;
+        self.sent_whole += o.sent_whole;
+        self.appended += o.appended;
+        self.bytes += o.bytes;
+        self.compressed_bytes += o.compressed_bytes;
+        self.entries += o.entries;
+        self.usage += o.usage;
+        self.redactions.extend(o.redactions);
+        self.skipped.extend(o.skipped);
+        self.without_original.extend(o.without_original);
+    }
+}
+
+impl Outcome {
+    /// True when applying it writes to the server.
+    fn needs_server(&self) -> bool {
+        matches!(self, Outcome::Touch { .. } | Outcome::Send(_))
+    }
 }
 
 /// What the server holds of one file.
@@ -141,13 +168,22 @@ impl PgIndex {
             .clamp(1, 4)
             .min(found.len().max(1));
         let next = AtomicUsize::new(0);
+        let stop = std::sync::atomic::AtomicBool::new(false);
         let (tx, rx) = std::sync::mpsc::sync_channel::<Outcome>(workers * 2);
-        let server_ref = &server;
-        let next_ref = &next;
-        std::thread::scope(|scope| -> Result<(), PgError> {
+        let rx = Mutex::new(rx);
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        // Files are sent over two connections at once when there are many:
+        // the server's work for one file (its words, its index entries)
+        // then overlaps the next; each file is still one transaction.
+        let senders = if found.len() >= MANY_FILES { 2 } else { 1 };
+        let (server_ref, next_ref, stop_ref, rx_ref) = (&server, &next, &stop, &rx);
+        let result = std::thread::scope(|scope| -> Result<Vec<PushReport>, PgError> {
             for _ in 0..workers {
                 let tx = tx.clone();
                 scope.spawn(move || loop {
+                    if stop_ref.load(Ordering::Relaxed) {
+                        break;
+                    }
                     let i = next_ref.fetch_add(1, Ordering::Relaxed);
                     let Some(f) = found.get(i) else { break };
                     let key = f.path.to_string_lossy();
@@ -158,22 +194,72 @@ impl PgIndex {
                 });
             }
             drop(tx);
+            let handles: Vec<_> = (0..senders)
+                .map(|k| {
+                    let done = done_tx.clone();
+                    scope.spawn(move || -> Result<PushReport, PgError> {
+                        // The first sender uses this connection; the others
+                        // open their own when they first need one.
+                        let mut own: Option<postgres::Client> = None;
+                        let mut mine = PushReport::default();
+                        let mut result = Ok(());
+                        loop {
+                            let next = rx_ref
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .recv();
+                            let Ok(outcome) = next else { break };
+                            if result.is_err() || stop_ref.load(Ordering::Relaxed) {
+                                // Drained, so the preparers are never stuck.
+                                continue;
+                            }
+                            result = if k == 0 {
+                                self.apply(&mut self.db(), outcome, opts, &mut mine)
+                            } else {
+                                match &mut own {
+                                    Some(c) => self.apply(c, outcome, opts, &mut mine),
+                                    None if !outcome.needs_server() => {
+                                        self.apply_local(outcome, &mut mine);
+                                        Ok(())
+                                    }
+                                    None => self.connect_again().and_then(|c| {
+                                        self.apply(own.insert(c), outcome, opts, &mut mine)
+                                    }),
+                                }
+                            };
+                            if result.is_err() {
+                                stop_ref.store(true, Ordering::Relaxed);
+                            }
+                            let _ = done.send(());
+                        }
+                        result.map(|()| mine)
+                    })
+                })
+                .collect();
+            drop(done_tx);
             let mut p = PushProgress {
                 done: 0,
                 total: found.len(),
             };
-            let mut result = Ok(());
-            for outcome in rx.iter() {
-                if result.is_err() {
-                    // Stop the workers: they see the closed channel.
-                    continue;
-                }
-                result = self.apply(outcome, opts, &mut report);
+            for () in done_rx.iter() {
                 p.done += 1;
                 progress(&p);
             }
-            result
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(PgError::Data {
+                            url: self.url.clone(),
+                            message: "a sending thread failed".into(),
+                        })
+                    })
+                })
+                .collect()
         })?;
+        for r in result {
+            report.merge(r);
+        }
         report.skipped.sort();
         report.without_original.sort();
         Ok(report)
@@ -208,26 +294,44 @@ impl PgIndex {
             .collect())
     }
 
+    /// Counts an outcome that needs nothing of the server.
+    fn apply_local(&self, outcome: Outcome, report: &mut PushReport) {
+        match outcome {
+            Outcome::Unchanged => report.unchanged += 1,
+            Outcome::Skip(path, why) => report.skipped.push((path, why)),
+            Outcome::Touch { .. } | Outcome::Send(_) => {}
+        }
+    }
+
+    /// Opens another connection to the same database.
+    fn connect_again(&self) -> Result<postgres::Client, PgError> {
+        self.config
+            .connect(postgres::NoTls)
+            .map_err(|e| PgError::Connect {
+                url: self.url.clone(),
+                message: crate::describe(&e),
+            })
+    }
+
     fn apply(
         &self,
+        conn: &mut postgres::Client,
         outcome: Outcome,
         opts: &PushOptions,
         report: &mut PushReport,
     ) -> Result<(), PgError> {
         match outcome {
-            Outcome::Unchanged => report.unchanged += 1,
-            Outcome::Skip(path, why) => report.skipped.push((path, why)),
+            o @ (Outcome::Unchanged | Outcome::Skip(..)) => self.apply_local(o, report),
             Outcome::Touch { path, mtime_ns } => {
                 report.unchanged += 1;
-                self.db()
-                    .execute(
-                        "UPDATE files SET mtime_ns = $3 WHERE machine = $1 AND path = $2",
-                        &[&opts.machine, &path, &mtime_ns],
-                    )
-                    .map_err(|e| self.err(&format!("{path}: updating its time"), &e))?;
+                conn.execute(
+                    "UPDATE files SET mtime_ns = $3 WHERE machine = $1 AND path = $2",
+                    &[&opts.machine, &path, &mtime_ns],
+                )
+                .map_err(|e| self.err(&format!("{path}: updating its time"), &e))?;
             }
             Outcome::Send(p) => {
-                let sent = self.send(&p, opts)?;
+                let sent = self.send(conn, &p, opts)?;
                 if !sent {
                     report.skipped.push((
                         p.path.clone(),
@@ -257,11 +361,15 @@ impl PgIndex {
 
     /// Sends one file in one transaction; false when the server's row
     /// changed since the plan (nothing was written).
-    fn send(&self, p: &Prepared, opts: &PushOptions) -> Result<bool, PgError> {
+    fn send(
+        &self,
+        conn: &mut postgres::Client,
+        p: &Prepared,
+        opts: &PushOptions,
+    ) -> Result<bool, PgError> {
         let url = self.url.clone();
         let ctx = |what: &str| format!("{}: {what}", p.path);
         let err = |what: &str, e: &postgres::Error| PgError::sql(&url, &ctx(what), e);
-        let mut conn = self.db();
         let mut tx = conn
             .transaction()
             .map_err(|e| err("starting the transaction", &e))?;
