@@ -149,20 +149,16 @@ pub fn search(
     let limit = if p.limit == 0 { 20 } else { p.limit };
     let mut q = p.clone();
     q.limit = limit + 1;
-    let mut hits = backend.search(&q)?;
+    let (mut hits, counted) = backend.search_and_count(&q, MATCHES_COUNTED_UP_TO)?;
     let more = hits.len() > limit;
     hits.truncate(limit);
-    let matches = if more {
-        match backend.count_matches(p, MATCHES_COUNTED_UP_TO) {
-            Ok(n) if n >= MATCHES_COUNTED_UP_TO => Some(Matches::AtLeast(n)),
-            // Entries written between the two queries can make the count
-            // the smaller; the hits shown are a floor.
-            Ok(n) => Some(Matches::Exactly(n.max(hits.len() as u64 + 1))),
-            Err(agentlog_index::IndexError::Unsupported { .. }) => None,
-            Err(e) => return Err(e.into()),
-        }
-    } else {
-        Some(Matches::Exactly(hits.len() as u64))
+    let matches = match counted {
+        _ if !more => Some(Matches::Exactly(hits.len() as u64)),
+        Some(n) if n >= MATCHES_COUNTED_UP_TO => Some(Matches::AtLeast(n)),
+        // Entries written between the search and the count can make the
+        // count the smaller; the hits shown are a floor.
+        Some(n) => Some(Matches::Exactly(n.max(hits.len() as u64 + 1))),
+        None => None,
     };
     Ok(SearchResults {
         hits,

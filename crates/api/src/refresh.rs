@@ -268,6 +268,29 @@ pub fn watch_round(
     Ok(report)
 }
 
+/// One round of keeping the index fresh for a long-running reader (the
+/// web viewer): while the journal of the last full round holds and is
+/// younger than [`FULL_CHECK_EVERY`], only the recently written files are
+/// looked at ([`RECENT`]); else a full round ([`watch_round`]). Returns
+/// what was read, `None` when nothing changed.
+pub fn keep_fresh(
+    index: &mut Index,
+    settings: &Settings,
+) -> Result<Option<UpdateReport>, ApiError> {
+    let now = agentlog_index::time::now_ms();
+    let young = index
+        .journal()?
+        .is_some_and(|j| now.saturating_sub(j.checked_ms) < FULL_CHECK_EVERY.as_millis() as i64);
+    if young {
+        match quick(settings, index)? {
+            Some(Refreshed::Updated(r)) => return Ok(Some(r)),
+            Some(_) => return Ok(None),
+            None => {}
+        }
+    }
+    watch_round(index, settings)
+}
+
 /// How often `agentlog index` runs SQLite's `quick_check` on the index:
 /// damage in the middle of the file can go unnoticed by queries (they
 /// return what they can read).

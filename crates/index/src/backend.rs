@@ -141,6 +141,29 @@ pub trait Backend: Send {
         Err(unsupported(self.name(), "counting search matches"))
     }
 
+    /// Searches as [`search`](Backend::search) does and counts the entries
+    /// matching `p`, up to `cap` (`None` when the backend cannot count).
+    /// A backend that reads the matches while searching answers both at
+    /// once; by default the count is a second query, made only when the
+    /// hits fill `p.limit` (fewer hits are every match).
+    fn search_and_count(
+        &self,
+        p: &SearchParams,
+        cap: u64,
+    ) -> Result<(Vec<Hit>, Option<u64>), IndexError> {
+        let hits = self.search(p)?;
+        let limit = if p.limit == 0 { 20 } else { p.limit };
+        if hits.len() < limit {
+            let n = hits.len() as u64;
+            return Ok((hits, Some(n.min(cap))));
+        }
+        match self.count_matches(p, cap) {
+            Ok(n) => Ok((hits, Some(n))),
+            Err(IndexError::Unsupported { .. }) => Ok((hits, None)),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Counts tokens and cost.
     fn stats(&self, p: &StatsParams) -> Result<Stats, IndexError> {
         let _ = p;

@@ -771,6 +771,52 @@ fn check_search(b: &dyn Backend, e: &[Expected]) {
         "{name}: count of marker0"
     );
     assert_eq!(count(&SearchParams::new("nowhereword"), 100_000), 0);
+    // Searching and counting at once: the same hits as a search, the same
+    // count as count_matches, whatever the limit, the cap and the window
+    // of candidates.
+    for (p, cap) in [
+        (SearchParams::new("borrow checker"), 100_000),
+        (SearchParams::new("borrow checker"), 2),
+        (
+            SearchParams {
+                limit: 3,
+                ..SearchParams::new("borrow checker")
+            },
+            5,
+        ),
+        (
+            SearchParams {
+                limit: 2,
+                candidates: 4,
+                ..SearchParams::new("borrow checker")
+            },
+            3,
+        ),
+        (
+            SearchParams {
+                limit: 2,
+                candidates: 4,
+                ..SearchParams::new("borrow checker")
+            },
+            100,
+        ),
+        (codex_only.clone(), 100_000),
+        (SearchParams::new("marker0"), 100_000),
+        (SearchParams::new("nowhereword"), 10),
+    ] {
+        let what = format!(
+            "search_and_count({:?}, limit {}, candidates {}, cap {cap})",
+            p.query, p.limit, p.candidates
+        );
+        let (hits, n) = ok(b, &what, b.search_and_count(&p, cap));
+        let keys = |v: &[crate::Hit]| -> Vec<(String, String)> {
+            v.iter()
+                .map(|h| (h.session_id.clone(), h.entry_id.clone()))
+                .collect()
+        };
+        assert_eq!(keys(&hits), keys(&search(&p)), "{name}: hits of {what}");
+        assert_eq!(n, Some(count(&p, cap)), "{name}: count of {what}");
+    }
     let codex = search(&SearchParams {
         agents: vec!["codex".to_string()],
         limit: 1000,

@@ -132,6 +132,15 @@ impl Backend for PgIndex {
         Ok(PgIndex::count_matches(self, p, cap)?)
     }
 
+    fn search_and_count(
+        &self,
+        p: &SearchParams,
+        cap: u64,
+    ) -> Result<(Vec<Hit>, Option<u64>), IndexError> {
+        let (hits, n) = PgIndex::search_and_count(self, p, cap)?;
+        Ok((hits, Some(n)))
+    }
+
     fn sessions_at(&self, paths: &[String]) -> Result<Vec<Option<SessionInfo>>, IndexError> {
         Ok(PgIndex::sessions_at(self, paths)?)
     }

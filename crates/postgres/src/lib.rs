@@ -220,6 +220,10 @@ impl PgIndex {
         }
         config.keepalives_idle(Duration::from_secs(30));
         config.application_name("agentlog");
+        // Just-in-time compilation costs more than it saves on these
+        // queries (250 ms of a 1.1 s stats query at 1 GB); sorts and
+        // groups of a stats query fit in memory.
+        config.options("-c jit=off -c work_mem=64MB");
         let mut client = config
             .connect(postgres::NoTls)
             .map_err(|e| PgError::Connect {

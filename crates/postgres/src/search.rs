@@ -121,8 +121,26 @@ impl PgIndex {
     /// Searches every entry on the server; returns the best hits first (as
     /// [`agentlog_index::Index::search`]).
     pub fn search(&self, p: &SearchParams) -> Result<Vec<Hit>, PgError> {
+        Ok(self.search_window(p)?.0)
+    }
+
+    /// Searches and counts the matches up to `cap`: the newest matches
+    /// ranked are every match when they do not fill the window, so the
+    /// count needs no query of its own unless `cap` is beyond the window.
+    pub fn search_and_count(&self, p: &SearchParams, cap: u64) -> Result<(Vec<Hit>, u64), PgError> {
+        let (hits, window, candidates) = self.search_window(p)?;
+        if cap <= candidates {
+            return Ok((hits, window.min(cap)));
+        }
+        let n = self.count_matches(p, cap)?;
+        Ok((hits, n))
+    }
+
+    /// Returns the hits, how many matches were ranked (the newest, at most
+    /// the candidates) and how many could have been.
+    fn search_window(&self, p: &SearchParams) -> Result<(Vec<Hit>, u64, u64), PgError> {
         let Some(m) = Matching::of(p)? else {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), 0, 0));
         };
         let limit = if p.limit == 0 { 20 } else { p.limit };
         let candidates = if p.candidates == 0 {
@@ -143,6 +161,7 @@ impl PgIndex {
                 &m.params(p, &candidates),
             )
             .map_err(|e| self.err(&format!("searching for {:?}", p.query), &e))?;
+        let window = rows.len() as u64;
         let mut scored: Vec<(i64, f64)> = rows
             .into_iter()
             .map(|r| {
@@ -200,7 +219,7 @@ impl PgIndex {
                 },
             );
         }
-        Ok(scored
+        let hits = scored
             .into_iter()
             .filter_map(|(id, s)| {
                 by_id.remove(&id).map(|mut h| {
@@ -208,7 +227,8 @@ impl PgIndex {
                     h
                 })
             })
-            .collect())
+            .collect();
+        Ok((hits, window, candidates as u64))
     }
 }
 

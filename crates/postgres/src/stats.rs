@@ -11,8 +11,10 @@ use std::collections::BTreeMap;
 
 fn key_sql(by: GroupBy) -> &'static str {
     match by {
+        // The UTC day as a number (days since 1970, rounded down in
+        // integers), named in Rust: cheaper than formatting a date per row.
         GroupBy::Day => {
-            "coalesce(to_char(to_timestamp(u.ts_ms / 1000) AT TIME ZONE 'UTC', 'YYYY-MM-DD'), 'unknown')"
+            "coalesce(((u.ts_ms - ((u.ts_ms % 86400000) + 86400000) % 86400000) / 86400000)::text, 'unknown')"
         }
         GroupBy::Model => "coalesce(u.model, 'unknown')",
         GroupBy::Project => "coalesce(s.project, 'unknown')",
@@ -25,30 +27,53 @@ impl PgIndex {
     pub fn stats(&self, p: &StatsParams) -> Result<Stats, PgError> {
         let agents: Vec<String> = p.agents.iter().map(|a| a.to_lowercase()).collect();
         let projects: Vec<String> = p.projects.iter().map(|x| x.to_lowercase()).collect();
+        // Sessions are joined only for what needs them (their agent or
+        // project, as a key or a filter).
+        let join = !agents.is_empty()
+            || !projects.is_empty()
+            || matches!(p.by, GroupBy::Project | GroupBy::Agent);
+        let mut filters = String::new();
+        let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![&p.since_ms, &p.until_ms];
+        if !agents.is_empty() {
+            params.push(&agents);
+            filters.push_str(&format!(" AND lower(s.agent) = ANY(${})", params.len()));
+        }
+        if !projects.is_empty() {
+            params.push(&projects);
+            filters.push_str(&format!(
+                " AND EXISTS (SELECT 1 FROM unnest(${}::text[]) n WHERE strpos(lower(s.project), n) > 0)",
+                params.len()
+            ));
+        }
         let sql = format!(
-            "SELECT {key} AS k, u.model, u.cost_usd IS NOT NULL, count(*),
+            "SELECT ({key})::text AS k, u.model, u.cost_usd IS NOT NULL, count(*),
                     sum(u.input)::bigint, sum(u.output)::bigint, sum(u.cache_read)::bigint,
                     sum(u.cache_write)::bigint, sum(u.reasoning)::bigint, sum(u.cost_usd),
                     (u.input + u.cache_read + u.cache_write) > {tier}
-             FROM usage u JOIN sessions s ON s.id = u.session
-             WHERE (u.response_id IS NULL OR NOT EXISTS (
-                    SELECT 1 FROM usage w WHERE w.response_id = u.response_id AND w.id < u.id))
+             FROM usage u {from}
+             WHERE (u.response_id IS NULL OR u.id IN (
+                    SELECT min(id) FROM usage WHERE response_id IS NOT NULL GROUP BY response_id))
                AND ($1::bigint IS NULL OR u.ts_ms >= $1)
-               AND ($2::bigint IS NULL OR u.ts_ms < $2)
-               AND (cardinality($3::text[]) = 0 OR lower(s.agent) = ANY($3))
-               AND (cardinality($4::text[]) = 0 OR EXISTS (
-                    SELECT 1 FROM unnest($4::text[]) n WHERE strpos(lower(s.project), n) > 0))
+               AND ($2::bigint IS NULL OR u.ts_ms < $2){filters}
              GROUP BY 1, 2, 3, 11",
             key = key_sql(p.by),
-            tier = prices::TIER_TOKENS
+            tier = prices::TIER_TOKENS,
+            from = if join {
+                "JOIN sessions s ON s.id = u.session"
+            } else {
+                ""
+            },
         );
         let rows = self
             .db()
-            .query(&sql, &[&p.since_ms, &p.until_ms, &agents, &projects])
+            .query(&sql, &params)
             .map_err(|e| self.err("counting tokens", &e))?;
         let mut groups: BTreeMap<String, StatRow> = BTreeMap::new();
         for r in rows {
-            let key: String = r.get(0);
+            let mut key: String = r.get(0);
+            if p.by == GroupBy::Day {
+                key = day_name(&key);
+            }
             let model: Option<String> = r.get(1);
             let recorded: bool = r.get(2);
             let n = |i: usize| r.get::<_, Option<i64>>(i).unwrap_or(0).max(0) as u64;
@@ -103,6 +128,15 @@ impl PgIndex {
             total,
         })
     }
+}
+
+/// Names the day `days` after 1970-01-01 (UTC) as `YYYY-MM-DD`; other
+/// keys (`unknown`) stay.
+fn day_name(days: &str) -> String {
+    days.parse::<i64>()
+        .ok()
+        .and_then(|d| chrono::DateTime::from_timestamp(d.checked_mul(86_400)?, 0))
+        .map_or_else(|| days.to_string(), |t| t.format("%Y-%m-%d").to_string())
 }
 
 fn add(a: &mut StatRow, o: &StatRow) {

@@ -6,9 +6,9 @@ use crate::escape::url_enc;
 use crate::pages::{self, ListQuery, Mode, PAGE};
 use crate::render::{Target, View};
 use crate::WebError;
-use agentlog_formats::discover::{discover_report, DiscoverEnv, Found};
+use agentlog_formats::discover::Found;
 use agentlog_index::backend::ResolveParams;
-use agentlog_index::{Backend, GroupBy, Index, IndexError, Journal, SearchParams, StatsParams};
+use agentlog_index::{Backend, GroupBy, Index, IndexError, SearchParams, StatsParams};
 use agentlog_model::Session;
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -31,12 +31,9 @@ pub enum Source {
     /// This machine: the local index, kept fresh from the session files,
     /// which are read where they are.
     Local {
-        /// The index file.
-        index_path: PathBuf,
-        /// Where sessions are found.
-        env: DiscoverEnv,
-        /// The formats to discover (after the user's exclusions).
-        formats: Vec<String>,
+        /// Where the index is, where sessions are found and which formats
+        /// (after the user's exclusions).
+        settings: agentlog_api::Settings,
     },
     /// A shared backend (a team server): its catalog, and the bytes it
     /// keeps of each session ([`Backend::original`]); nothing is read from
@@ -50,7 +47,7 @@ pub enum Source {
 impl std::fmt::Debug for Source {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Source::Local { index_path, .. } => write!(f, "Local({})", index_path.display()),
+            Source::Local { settings } => write!(f, "Local({})", settings.index_path.display()),
             Source::Shared { .. } => write!(f, "Shared"),
         }
     }
@@ -99,7 +96,7 @@ impl App {
         let idx = match idx {
             Some(i) => i,
             None => match &self.cfg.source {
-                Source::Local { index_path, .. } => Box::new(Index::open(index_path)?.0),
+                Source::Local { settings } => Box::new(Index::open(&settings.index_path)?.0),
                 Source::Shared { open } => open()?,
             },
         };
@@ -314,60 +311,17 @@ pub fn serve(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<(), Web
 
 /// Keeps the catalog current: new, grown and vanished session files.
 fn refresher(app: &App) {
-    let Source::Local {
-        index_path,
-        env,
-        formats,
-    } = &app.cfg.source
-    else {
+    let Source::Local { settings } = &app.cfg.source else {
         return;
     };
-    let Ok((mut index, _)) = Index::open(index_path) else {
+    let Ok((mut index, _)) = Index::open(&settings.index_path) else {
         return;
     };
-    let key = Journal::key(env, formats);
     loop {
         std::thread::sleep(Duration::from_secs(app.cfg.refresh_secs));
-        refresh_round(&mut index, env, formats, key);
+        let _ = agentlog_api::refresh::keep_fresh(&mut index, settings);
     }
 }
-
-/// One round of the refresher: while the journal of the last full round
-/// holds (no folder discovery looks in has changed), only the recently
-/// written files are looked at; else every file, and the journal is kept
-/// anew. A full round runs at least every [`FULL_ROUND_EVERY`].
-fn refresh_round(index: &mut Index, env: &DiscoverEnv, formats: &[String], key: u64) {
-    let now = agentlog_index::time::now_ms();
-    if let Ok(Some(j)) = index.journal() {
-        let fresh = now.saturating_sub(j.checked_ms) < FULL_ROUND_EVERY.as_millis() as i64;
-        if j.key == key && fresh && j.dirs_unchanged() {
-            let since_ns = j
-                .checked_ms
-                .saturating_sub(3_600_000)
-                .saturating_mul(1_000_000);
-            if let Ok(plan) = index.plan_recent(since_ns, &[]) {
-                if !plan.is_empty() {
-                    let _ = index.apply(plan, &mut |_| {});
-                }
-                return;
-            }
-        }
-    }
-    let report = discover_report(env, Some(formats));
-    if let Ok(plan) = index.plan(&report.found) {
-        if plan.is_empty() || index.apply(plan, &mut |_| {}).is_ok() {
-            let _ = index.save_journal(&Journal {
-                checked_ms: now,
-                key,
-                dirs: report.dirs,
-            });
-        }
-    }
-}
-
-/// The longest the refresher relies on the journal between full rounds
-/// (appends to sessions not written recently are seen by a full round).
-const FULL_ROUND_EVERY: Duration = Duration::from_secs(10);
 
 fn router(app: Arc<App>, addr: SocketAddr) -> Router {
     let guard_app = app.clone();
@@ -884,8 +838,8 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
                     // The catalog follows the file (read from where it stopped).
                     // A busy index (another update running) does not hold
                     // the page back: the catalog catches up on the next change.
-                    if let Source::Local { index_path, .. } = &app.cfg.source {
-                        if let Ok((mut w, _)) = Index::open(index_path) {
+                    if let Source::Local { settings } = &app.cfg.source {
+                        if let Ok((mut w, _)) = Index::open(&settings.index_path) {
                             let _ = w.update_files(&[Found {
                                 path: PathBuf::from(&path),
                                 format,

@@ -146,9 +146,5 @@ fn local(args: &Args) -> anyhow::Result<Source> {
         idx.apply(plan, &mut |_| {})?;
     }
     drop(idx);
-    Ok(Source::Local {
-        index_path: path,
-        formats: settings.formats(&[])?,
-        env: settings.env.clone(),
-    })
+    Ok(Source::Local { settings })
 }
