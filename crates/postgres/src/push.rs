@@ -169,14 +169,18 @@ impl PgIndex {
             .min(found.len().max(1));
         let next = AtomicUsize::new(0);
         let stop = std::sync::atomic::AtomicBool::new(false);
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Outcome>(workers * 2);
+        // Unchanged files (most of them, on a push after the first) are
+        // counted where they are found; only the others go to a sender.
+        let unchanged = AtomicUsize::new(0);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Outcome>(workers * 8);
         let rx = Mutex::new(rx);
         let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
         // Files are sent over two connections at once when there are many:
         // the server's work for one file (its words, its index entries)
         // then overlaps the next; each file is still one transaction.
         let senders = if found.len() >= MANY_FILES { 2 } else { 1 };
-        let (server_ref, next_ref, stop_ref, rx_ref) = (&server, &next, &stop, &rx);
+        let (server_ref, next_ref, stop_ref, rx_ref, unchanged_ref) =
+            (&server, &next, &stop, &rx, &unchanged);
         let result = std::thread::scope(|scope| -> Result<Vec<PushReport>, PgError> {
             for _ in 0..workers {
                 let tx = tx.clone();
@@ -188,6 +192,10 @@ impl PgIndex {
                     let Some(f) = found.get(i) else { break };
                     let key = f.path.to_string_lossy();
                     let outcome = prepare(f, server_ref.get(key.as_ref()), opts);
+                    if let Outcome::Unchanged = outcome {
+                        unchanged_ref.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
                     if tx.send(outcome).is_err() {
                         break;
                     }
@@ -241,10 +249,14 @@ impl PgIndex {
                 done: 0,
                 total: found.len(),
             };
+            let mut sent = 0;
             for () in done_rx.iter() {
-                p.done += 1;
+                sent += 1;
+                p.done = sent + unchanged_ref.load(Ordering::Relaxed);
                 progress(&p);
             }
+            p.done = sent + unchanged_ref.load(Ordering::Relaxed);
+            progress(&p);
             handles
                 .into_iter()
                 .map(|h| {
@@ -260,6 +272,7 @@ impl PgIndex {
         for r in result {
             report.merge(r);
         }
+        report.unchanged += unchanged.into_inner();
         report.skipped.sort();
         report.without_original.sort();
         Ok(report)
