@@ -528,3 +528,74 @@ fn serve_db_shows_the_team_database_as_serve_shows_this_machine() {
         "the pushed message reached the page: {seen}"
     );
 }
+
+#[test]
+fn serve_shows_a_subagent_at_the_call_that_started_it() {
+    let env = TestEnv::new();
+    let fixture = common::fixtures().join("native/claude/as-subagent-project");
+    let id = "0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f";
+    let agent = "a0ad4f44468bdf20d";
+    let proj = env.home().join(".claude/projects/-tmp");
+    let sub = proj.join(id).join("subagents");
+    std::fs::create_dir_all(&sub).unwrap();
+    for ext in ["jsonl", "meta.json"] {
+        let name = format!("agent-{agent}.{ext}");
+        std::fs::copy(
+            fixture.join(id).join("subagents").join(&name),
+            sub.join(&name),
+        )
+        .unwrap();
+    }
+    // The parent as Claude Code writes it: the Task call has an id, and its
+    // result names the agent it started.
+    let mut lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(fixture.join(format!("{id}.jsonl")))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+    let call = lines
+        .iter_mut()
+        .find(|l| l.to_string().contains("\"Task\""))
+        .unwrap();
+    let call_uuid = call["uuid"].clone();
+    for b in call["message"]["content"].as_array_mut().unwrap() {
+        if b["type"] == "tool_use" {
+            b["id"] = "toolu_sub1".into();
+        }
+    }
+    lines.push(serde_json::json!({
+        "parentUuid": call_uuid, "isSidechain": false, "type": "user",
+        "sessionId": id, "cwd": "/tmp", "uuid": "pres1",
+        "timestamp": "2025-12-16T00:00:09.000Z",
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_sub1", "content": "found 3 TODOs"}]},
+        "toolUseResult": {"status": "completed", "agentId": agent}
+    }));
+    let main = proj.join(format!("{id}.jsonl"));
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&main, text).unwrap();
+
+    let s = start(&env, &[]);
+    let host = format!("127.0.0.1:{}", s.port);
+    let (head, body) = get(
+        s.port,
+        &format!("/session?p={}", enc(main.to_str().unwrap())),
+        &host,
+        None,
+    );
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+    let call = body.find("<span class=\"tname\">Task</span>").expect(&body);
+    let sub = body
+        .find("subagent: Search the repo for TODO comments")
+        .unwrap_or_else(|| panic!("no subagent at the call: {body}"));
+    // Its own messages (its tool's output) come inside the call, before
+    // the call's result in the parent.
+    let inner = body.find("a.txt:1: TODO fix").expect(&body);
+    let result = body.find("id=\"e-pres1\"").expect(&body);
+    assert!(
+        call < sub && sub < inner && inner < result,
+        "not inside the call: {body}"
+    );
+    // Shown at its call, it is not listed again at the top.
+    assert!(!body.contains("Subagent sessions"), "{body}");
+}

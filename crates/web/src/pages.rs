@@ -249,7 +249,7 @@ pub fn session_body(
     from: usize,
     to: usize,
     target: &Target,
-    subagents: &[SessionInfo],
+    subagents: &[crate::render::Subagent],
 ) -> String {
     let session: &Session = view.session;
     let meta = &session.meta;
@@ -328,17 +328,12 @@ pub fn session_body(
     );
     s.push_str("</dl>");
     if !subagents.is_empty() {
-        s.push_str("<details class=\"subagent\" open><summary>Subagent sessions</summary><ul>");
+        // Subagents no tool call of the session names (older files).
+        s.push_str("<section class=\"subagents\"><h2>Subagent sessions</h2>");
         for x in subagents {
-            let _ = write!(
-                s,
-                "<li><a href=\"/session?p={}\">{}</a> <span class=\"dim\">{} messages</span></li>",
-                url_enc(&x.path),
-                esc(&title_of(x)),
-                num(x.messages)
-            );
+            x.write_html(&mut s);
         }
-        s.push_str("</ul></details>");
+        s.push_str("</section>");
     }
     let cmds = resume_commands(session, path);
     if !cmds.is_empty() {

@@ -37,6 +37,93 @@ pub struct View<'a> {
     /// The shown leaf.
     pub leaf: Option<String>,
     tool_names: HashMap<&'a str, &'a str>,
+    /// The subagent each tool call started (Claude Code's `Task`/`Agent`
+    /// results name it: `toolUseResult.agentId`), by call id.
+    agent_of_call: HashMap<&'a str, &'a str>,
+    /// The subagent sessions kept beside this one, by agent id.
+    subagents: HashMap<String, Subagent>,
+    /// True for a subagent's own session (its entries are all side-chain:
+    /// not wrapped again).
+    nested: bool,
+}
+
+/// A subagent's session, shown inside the tool call that started it.
+#[derive(Clone, Debug)]
+pub struct Subagent {
+    /// Its agent id (the `<id>` of its `agent-<id>.jsonl`).
+    pub id: String,
+    /// Its first prompt (or title).
+    pub title: String,
+    /// Its messages.
+    pub messages: usize,
+    /// Its entries, rendered (the first [`SUBAGENT_ENTRIES`] of its branch).
+    pub html: String,
+}
+
+/// Entries of a subagent shown inside its call.
+pub const SUBAGENT_ENTRIES: usize = 200;
+
+impl Subagent {
+    /// Renders the subagent session `sub` read from `path`.
+    pub fn of(sub: &Session, path: &str, target: &Target) -> Subagent {
+        let mut view = View::new(sub, None, None);
+        view.nested = true;
+        let n = view.path.len();
+        let mut html = view.entries_html(0, n.min(SUBAGENT_ENTRIES), target);
+        if n > SUBAGENT_ENTRIES {
+            let _ = write!(
+                html,
+                "<p class=\"dim\">… {} more entries of this subagent</p>",
+                num((n - SUBAGENT_ENTRIES) as u64)
+            );
+        }
+        Subagent {
+            id: agent_id_of_path(path)
+                .map(str::to_string)
+                .or_else(|| {
+                    sub.meta
+                        .extra
+                        .get("agentId")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                })
+                .unwrap_or_default(),
+            title: sub
+                .entries
+                .iter()
+                .filter_map(Entry::message)
+                .find(|m| m.role == Role::User)
+                .map(|m| {
+                    m.content
+                        .iter()
+                        .filter_map(Block::plain_text)
+                        .collect::<String>()
+                })
+                .filter(|t| !t.trim().is_empty())
+                .or_else(|| sub.meta.title.clone())
+                .unwrap_or_else(|| sub.meta.id.clone()),
+            messages: sub.entries.iter().filter(|e| e.message().is_some()).count(),
+            html,
+        }
+    }
+
+    /// Writes it as a collapsed block.
+    pub fn write_html(&self, out: &mut String) {
+        let _ = write!(
+            out,
+            "<details class=\"subagent\"><summary>subagent: {} <span class=\"dim\">· {} messages</span></summary>{}</details>",
+            esc(clip(self.title.lines().next().unwrap_or(""), 140)),
+            num(self.messages as u64),
+            self.html
+        );
+    }
+}
+
+/// Returns the agent id of a subagent session file (`agent-<id>.jsonl`).
+pub fn agent_id_of_path(path: &str) -> Option<&str> {
+    let name = path.rsplit('/').next()?;
+    let stem = name.strip_suffix(".jsonl")?;
+    stem.strip_prefix("agent-").filter(|s| !s.is_empty())
 }
 
 impl<'a> View<'a> {
@@ -61,7 +148,24 @@ impl<'a> View<'a> {
             }
         }
         let mut tool_names = HashMap::new();
+        let mut agent_of_call = HashMap::new();
         for e in &session.entries {
+            let agent = e
+                .extra
+                .get("toolUseResult")
+                .and_then(|t| t.get("agentId"))
+                .and_then(Value::as_str);
+            if let (Some(agent), Some(m)) = (agent, e.message()) {
+                for b in &m.content {
+                    if let BlockKind::ToolResult {
+                        tool_call_id: Some(call),
+                        ..
+                    } = &b.kind
+                    {
+                        agent_of_call.insert(call.as_str(), agent);
+                    }
+                }
+            }
             if let Some(m) = e.message() {
                 for b in &m.content {
                     if let BlockKind::ToolCall {
@@ -79,7 +183,22 @@ impl<'a> View<'a> {
             path,
             leaf,
             tool_names,
+            agent_of_call,
+            subagents: HashMap::new(),
+            nested: false,
         }
+    }
+
+    /// Shows each of `subagents` inside the tool call that started it;
+    /// returns those no call of the session names.
+    pub fn set_subagents(&mut self, subagents: Vec<Subagent>) -> Vec<Subagent> {
+        let called: std::collections::HashSet<&str> =
+            self.agent_of_call.values().copied().collect();
+        let (placed, unplaced): (Vec<Subagent>, Vec<Subagent>) = subagents
+            .into_iter()
+            .partition(|s| called.contains(s.id.as_str()));
+        self.subagents = placed.into_iter().map(|s| (s.id.clone(), s)).collect();
+        unplaced
     }
 
     /// Returns the position of entry `id` on the shown branch.
@@ -99,7 +218,7 @@ impl<'a> View<'a> {
         let mut in_sub = false;
         for i in from.min(to)..to {
             let e = self.path[i];
-            let side = e.message().is_some_and(|m| m.sidechain);
+            let side = !self.nested && e.message().is_some_and(|m| m.sidechain);
             if side && !in_sub {
                 out.push_str("<details class=\"subagent\"><summary>Subagent</summary>");
                 in_sub = true;
@@ -114,6 +233,16 @@ impl<'a> View<'a> {
             out.push_str("</details>");
         }
         out
+    }
+
+    /// The subagent session a tool call started, nested in the call.
+    fn subagent_at(&self, out: &mut String, call: Option<&str>) {
+        if let Some(sub) = call
+            .and_then(|c| self.agent_of_call.get(c))
+            .and_then(|a| self.subagents.get(*a))
+        {
+            sub.write_html(out);
+        }
     }
 
     fn branch_nav(&self, out: &mut String, e: &Entry, target: &Target) {
@@ -356,8 +485,9 @@ impl<'a> View<'a> {
                     let _ = write!(out, "<details class=\"thinking\"><summary>thinking</summary><div class=\"md\">{}</div></details>", md(text));
                 }
             }
-            BlockKind::ToolCall { name, input, .. } => {
+            BlockKind::ToolCall { name, input, id } => {
                 let _ = write!(out, "<details class=\"tool\"><summary><span class=\"tname\">{}</span> <code>{}</code></summary>", esc(name), esc(&summary_of(input)));
+                self.subagent_at(out, id.as_deref());
                 if !diff(out, name, input) {
                     let json = match input {
                         Value::String(s) => s.clone(),
@@ -720,4 +850,96 @@ pub fn resume_commands(session: &Session, path: &str) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use agentlog_model::{Agent, SessionMeta};
+
+    /// A session whose one tool call starts a subagent (`toolUseResult`
+    /// names it, as Claude Code writes).
+    fn with_subagent_call() -> Session {
+        let mut s = Session::new(SessionMeta::new("s1", Agent::Claude));
+        let mut call = Message::new(Role::Assistant);
+        call.content.push(Block::tool_call(
+            Some("toolu_1".into()),
+            "Task",
+            serde_json::json!({"description": "search files"}),
+        ));
+        s.push(Entry::new("a1", None, EntryKind::Message(call)));
+        let mut result = Message::new(Role::User);
+        result.content.push(Block::tool_result(
+            Some("toolu_1".into()),
+            vec![Block::text("found 3 TODOs")],
+            false,
+        ));
+        let mut e = Entry::new("u1", Some("a1".into()), EntryKind::Message(result));
+        e.extra.insert(
+            "toolUseResult".into(),
+            serde_json::json!({"agentId": "abc123", "status": "completed"}),
+        );
+        s.push(e);
+        s
+    }
+
+    fn subagent(id: &str, prompt: &str) -> Subagent {
+        let mut sub = Session::new(SessionMeta::new(format!("agent-{id}"), Agent::Claude));
+        sub.push(Entry::new(
+            "c1",
+            None,
+            EntryKind::Message(Message::text(Role::User, prompt)),
+        ));
+        sub.push(Entry::new(
+            "c2",
+            Some("c1".into()),
+            EntryKind::Message(Message::text(Role::Assistant, "three TODOs, in lexer.rs")),
+        ));
+        Subagent::of(
+            &sub,
+            &format!("/h/s1/subagents/agent-{id}.jsonl"),
+            &Target::Export,
+        )
+    }
+
+    #[test]
+    fn a_subagent_is_shown_inside_the_call_that_started_it() {
+        let s = with_subagent_call();
+        let mut v = View::new(&s, None, None);
+        let unplaced = v.set_subagents(vec![
+            subagent("abc123", "Search the repo <b>for</b> TODOs"),
+            subagent("other", "never called"),
+        ]);
+        assert_eq!(
+            unplaced.iter().map(|u| u.id.as_str()).collect::<Vec<_>>(),
+            ["other"]
+        );
+        let html = v.entries_html(0, 2, &Target::Export);
+        let call = html.find("<span class=\"tname\">Task</span>").unwrap();
+        let sub = html
+            .find("subagent: Search the repo &lt;b&gt;for&lt;/b&gt; TODOs")
+            .unwrap();
+        let answer = html.find("three TODOs, in lexer.rs").unwrap();
+        let result = html.find("found 3 TODOs").unwrap();
+        assert!(call < sub && sub < answer && answer < result, "{html}");
+        assert!(!html.contains("never called"));
+    }
+
+    #[test]
+    fn without_subagent_files_a_call_shows_no_link() {
+        let s = with_subagent_call();
+        let v = View::new(&s, None, None);
+        assert!(!v.entries_html(0, 2, &Target::Export).contains("subagent:"));
+    }
+
+    #[test]
+    fn agent_ids_come_from_subagent_file_names() {
+        assert_eq!(
+            agent_id_of_path("/h/p/s1/subagents/agent-a0ad4f44.jsonl"),
+            Some("a0ad4f44")
+        );
+        assert_eq!(agent_id_of_path("/h/p/s1.jsonl"), None);
+        assert_eq!(agent_id_of_path("/h/agent-.jsonl"), None);
+    }
 }

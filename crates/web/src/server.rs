@@ -77,7 +77,11 @@ type Stamp = (u64, Option<SystemTime>, Option<i64>);
 struct CachedSession {
     stamp: Stamp,
     session: Arc<Session>,
+    subagents: Subagents,
 }
+
+/// The subagent sessions kept beside a session: (file, session).
+type Subagents = Arc<Vec<(String, Session)>>;
 
 struct App {
     cfg: ServeConfig,
@@ -240,12 +244,23 @@ impl App {
     /// Returns the parsed session at `path` (kept for the next request while
     /// it does not change), when the catalog knows the file.
     fn session(&self, path: &str) -> Result<(Arc<Session>, agentlog_index::SessionInfo), WebError> {
+        self.session_and_subagents(path).map(|(s, i, _)| (s, i))
+    }
+
+    /// Returns the session at `path` as [`App::session`] does, with the
+    /// subagent sessions kept beside it (Claude Code's
+    /// `<session>/subagents/agent-*.jsonl`, read from this machine's files;
+    /// none from a team server).
+    fn session_and_subagents(
+        &self,
+        path: &str,
+    ) -> Result<(Arc<Session>, agentlog_index::SessionInfo, Subagents), WebError> {
         let info = self.info(path)?;
         let p = PathBuf::from(path);
         let stamp = self.stamp(path, &info)?;
         if let Ok(cache) = self.sessions.lock() {
             if let Some((_, c)) = cache.iter().find(|(q, c)| *q == p && c.stamp == stamp) {
-                return Ok((c.session.clone(), info));
+                return Ok((c.session.clone(), info, c.subagents.clone()));
             }
         }
         let kept = self.with_index(|i| Ok(i.original(path)?))?;
@@ -259,6 +274,22 @@ impl App {
             r.session(&mut read.session);
         }
         let session = Arc::new(read.session);
+        let mut subagents = Vec::new();
+        if self.local() && info.format == "claude" {
+            for f in agentlog_formats::claude::subagent_files(&p) {
+                let Ok(mut sub) = agentlog_formats::registry::by_name("claude")
+                    .ok_or_else(|| WebError::Read("no claude format".into()))?
+                    .read_path(&f)
+                else {
+                    continue;
+                };
+                if let Some(r) = self.redactor()? {
+                    r.session(&mut sub.session);
+                }
+                subagents.push((f.to_string_lossy().into_owned(), sub.session));
+            }
+        }
+        let subagents = Arc::new(subagents);
         if let Ok(mut cache) = self.sessions.lock() {
             cache.retain(|(q, _)| *q != p);
             cache.insert(
@@ -268,13 +299,22 @@ impl App {
                     CachedSession {
                         stamp,
                         session: session.clone(),
+                        subagents: subagents.clone(),
                     },
                 ),
             );
             cache.truncate(3);
         }
-        Ok((session, info))
+        Ok((session, info, subagents))
     }
+}
+
+/// Renders the subagents of a session for a page of it.
+fn rendered(subagents: &[(String, Session)], target: &Target) -> Vec<crate::render::Subagent> {
+    subagents
+        .iter()
+        .map(|(path, s)| crate::render::Subagent::of(s, path, target))
+        .collect()
 }
 
 /// Serves until the process ends; calls `ready` with the bound address
@@ -584,34 +624,30 @@ async fn session(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> R
     blocking(app, move |app| {
         let real = app.resolve(&a.p)?;
         let link = app.key_of(&real);
-        let (session, mut info) = app.session(&real)?;
+        let (session, mut info, subs) = app.session_and_subagents(&real)?;
         app.scrub(&mut info.title)?;
         app.scrub(&mut info.first_prompt)?;
         let mut shown = Some(real.clone());
         app.scrub(&mut shown)?;
-        let view = View::new(&session, opt(&a.leaf), opt(&a.at));
+        let mut view = View::new(&session, opt(&a.leaf), opt(&a.at));
         let at = opt(&a.at).and_then(|id| view.position(id));
         let from = match at {
             Some(i) => i / PAGE * PAGE,
             None => 0,
         };
         let to = from + PAGE;
-        let dir = Path::new(&real).with_extension("");
-        let mut subagents =
-            app.with_index(|i| Ok(i.sessions_under(&dir.join("subagents").to_string_lossy())?))?;
-        for x in &mut subagents {
-            x.path = app.key_of(&x.path);
-            app.scrub(&mut x.title)?;
-            app.scrub(&mut x.first_prompt)?;
-        }
+        // Subagents are shown inside the call that started them; the
+        // others at the top.
+        let target = Target::Served { path: link.clone() };
+        let unplaced = view.set_subagents(rendered(&subs, &target));
         let body = pages::session_body(
             &view,
             Some(&info),
             (&link, shown.as_deref().unwrap_or("")),
             from,
             to,
-            &Target::Served { path: link.clone() },
-            &subagents,
+            &target,
+            &unplaced,
         );
         let title = info
             .title
@@ -654,8 +690,9 @@ async fn entries(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> R
     blocking(app, move |app| {
         let real = app.resolve(&a.p)?;
         let link = app.key_of(&real);
-        let (session, _) = app.session(&real)?;
-        let view = View::new(&session, opt(&a.leaf), None);
+        let (session, _, subs) = app.session_and_subagents(&real)?;
+        let mut view = View::new(&session, opt(&a.leaf), None);
+        view.set_subagents(rendered(&subs, &Target::Served { path: link.clone() }));
         let from = a.from.unwrap_or(0).min(view.path.len());
         let to =
             a.to.unwrap_or(from + PAGE)
