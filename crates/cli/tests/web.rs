@@ -530,7 +530,7 @@ fn serve_db_shows_the_team_database_as_serve_shows_this_machine() {
 }
 
 #[test]
-fn serve_shows_a_subagent_at_the_call_that_started_it() {
+fn serve_and_the_html_export_show_a_subagent_inside_its_call() {
     let env = TestEnv::new();
     let fixture = common::fixtures().join("native/claude/as-subagent-project");
     let id = "0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f";
@@ -574,6 +574,24 @@ fn serve_shows_a_subagent_at_the_call_that_started_it() {
     let main = proj.join(format!("{id}.jsonl"));
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(&main, text).unwrap();
+    // A secret the subagent saw (redacted wherever the parent is).
+    let planted = agentlog_bench::secrets::planted(5)
+        .into_iter()
+        .find(|p| p.kind == "github-pat")
+        .unwrap();
+    let sub_file = sub.join(format!("agent-{agent}.jsonl"));
+    let mut sub_lines = std::fs::read_to_string(&sub_file).unwrap();
+    let last: serde_json::Value = serde_json::from_str(sub_lines.lines().last().unwrap()).unwrap();
+    sub_lines.push_str(&format!(
+        "{}\n",
+        serde_json::json!({
+            "parentUuid": last["uuid"], "isSidechain": true, "type": "user",
+            "sessionId": format!("agent-{agent}"), "agentId": agent, "uuid": "cu9",
+            "timestamp": "2025-12-16T00:00:05.000Z",
+            "message": {"role": "user", "content": planted.text}
+        })
+    ));
+    std::fs::write(&sub_file, sub_lines).unwrap();
 
     let s = start(&env, &[]);
     let host = format!("127.0.0.1:{}", s.port);
@@ -598,4 +616,29 @@ fn serve_shows_a_subagent_at_the_call_that_started_it() {
     );
     // Shown at its call, it is not listed again at the top.
     assert!(!body.contains("Subagent sessions"), "{body}");
+    drop(s);
+
+    // The HTML export nests it the same way.
+    let r = env.run(&["export", main.to_str().unwrap(), "--to", "html"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let page = r.stdout;
+    let call = page.find("<span class=\"tname\">Task</span>").expect(&page);
+    let sub = page
+        .find("subagent: Search the repo for TODO comments")
+        .expect(&page);
+    let inner = page.find("a.txt:1: TODO fix").expect(&page);
+    let result = page.find("id=\"e-pres1\"").expect(&page);
+    assert!(call < sub && sub < inner && inner < result, "{page}");
+    assert!(
+        !page.contains(&planted.secret) && page.contains("[REDACTED:"),
+        "the subagent's secret is redacted: {page}"
+    );
+    let r = env.run(&[
+        "export",
+        main.to_str().unwrap(),
+        "--to",
+        "html",
+        "--no-redact",
+    ]);
+    assert!(r.stdout.contains(&planted.secret), "the secret was planted");
 }

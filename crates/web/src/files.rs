@@ -3,7 +3,7 @@
 //! on unless asked otherwise, and never over a file that is not one of
 //! agentlog's own HTML exports.
 
-use crate::{export_index, export_session, Exported};
+use crate::{export_index, Exported};
 use agentlog_index::SessionInfo;
 use agentlog_model::Session;
 use agentlog_redact::Redactor;
@@ -77,13 +77,51 @@ pub fn session_page(
     shown: &str,
     redact: bool,
 ) -> Result<(String, agentlog_redact::Report), ExportError> {
+    session_page_with(session, &mut [], shown, redact)
+}
+
+/// Renders one session as [`session_page`] does, with its subagents'
+/// sessions (file, session: see [`read_subagents`]) inside the calls that
+/// started them, redacted as the session is.
+pub fn session_page_with(
+    session: &mut Session,
+    subagents: &mut [(String, Session)],
+    shown: &str,
+    redact: bool,
+) -> Result<(String, agentlog_redact::Report), ExportError> {
     let mut shown = shown.to_string();
     let mut report = agentlog_redact::Report::default();
     if let Some(r) = redactor(redact)? {
         report = r.session(session);
+        for (path, sub) in subagents.iter_mut() {
+            report.extend(r.session(sub));
+            r.text(path, "path");
+        }
         r.text(&mut shown, "path");
     }
-    Ok((export_session(session, &shown), report))
+    Ok((
+        crate::pages::export_session_with(session, &shown, subagents),
+        report,
+    ))
+}
+
+/// Reads the subagent sessions kept beside the session file at `path` on
+/// this machine (Claude Code's `<session>/subagents/agent-*.jsonl`; none
+/// for other formats); a file that cannot be read is left out.
+pub fn read_subagents(path: &Path, format: &str) -> Vec<(String, Session)> {
+    if format != "claude" {
+        return Vec::new();
+    }
+    let Some(claude) = agentlog_formats::registry::by_name("claude") else {
+        return Vec::new();
+    };
+    agentlog_formats::claude::subagent_files(path)
+        .into_iter()
+        .filter_map(|f| {
+            let read = claude.read_path(&f).ok()?;
+            Some((f.to_string_lossy().into_owned(), read.session))
+        })
+        .collect()
 }
 
 /// Writes `html` at `path` (replacing only agentlog's own export there).
@@ -117,12 +155,15 @@ pub type ReadSession<'a> =
     dyn Fn(&SessionInfo) -> Result<agentlog_formats::Read, agentlog_index::IndexError> + Sync + 'a;
 
 /// Writes a page for each of `sessions` (catalog rows, each read with
-/// `read`) into `dir`, in parallel, and `dir/index.html` listing them.
+/// `read`) into `dir`, in parallel, and `dir/index.html` listing them;
+/// `local` when the rows are this machine's files (their subagents' files
+/// are then read beside them).
 pub fn export_all(
     sessions: Vec<SessionInfo>,
     dir: &Path,
     redact: bool,
     read: &ReadSession<'_>,
+    local: bool,
 ) -> Result<AllExported, ExportError> {
     std::fs::create_dir_all(dir).map_err(|e| ExportError::Io {
         path: dir.to_path_buf(),
@@ -153,7 +194,7 @@ pub fn export_all(
                 scope.spawn(move || {
                     part.iter()
                         .map(|(s, name)| {
-                            export_one(s, name, dir, redact, read).map_err(|e| e.to_string())
+                            export_one(s, name, dir, redact, read, local).map_err(|e| e.to_string())
                         })
                         .collect::<Vec<_>>()
                 })
@@ -189,9 +230,15 @@ fn export_one(
     dir: &Path,
     redact: bool,
     read: &ReadSession<'_>,
+    local: bool,
 ) -> Result<(Exported, usize), ExportError> {
     let mut read = read(s)?;
-    let (html, report) = session_page(&mut read.session, &s.path, redact)?;
+    let mut subagents = if local {
+        read_subagents(Path::new(&s.path), &s.format)
+    } else {
+        Vec::new()
+    };
+    let (html, report) = session_page_with(&mut read.session, &mut subagents, &s.path, redact)?;
     write_page(&dir.join(name), &html)?;
     let mut title = s
         .title

@@ -521,7 +521,23 @@ pub struct Exported {
 /// Returns the whole self-contained HTML of `session` (every entry of its
 /// current branch).
 pub fn export_session(session: &Session, path: &str) -> String {
-    let view = View::new(session, None, None);
+    export_session_with(session, path, &[])
+}
+
+/// Returns the whole self-contained HTML of `session` with its subagents'
+/// sessions (file, session) shown inside the calls that started them.
+pub fn export_session_with(
+    session: &Session,
+    path: &str,
+    subagents: &[(String, Session)],
+) -> String {
+    let mut view = View::new(session, None, None);
+    let unplaced = view.set_subagents(
+        subagents
+            .iter()
+            .map(|(p, s)| crate::render::Subagent::of(s, p, &Target::Export))
+            .collect(),
+    );
     let body = session_body(
         &view,
         None,
@@ -529,7 +545,7 @@ pub fn export_session(session: &Session, path: &str) -> String {
         0,
         view.path.len(),
         &Target::Export,
-        &[],
+        &unplaced,
     );
     let title = session
         .meta

@@ -274,19 +274,14 @@ impl App {
             r.session(&mut read.session);
         }
         let session = Arc::new(read.session);
-        let mut subagents = Vec::new();
-        if self.local() && info.format == "claude" {
-            for f in agentlog_formats::claude::subagent_files(&p) {
-                let Ok(mut sub) = agentlog_formats::registry::by_name("claude")
-                    .ok_or_else(|| WebError::Read("no claude format".into()))?
-                    .read_path(&f)
-                else {
-                    continue;
-                };
-                if let Some(r) = self.redactor()? {
-                    r.session(&mut sub.session);
-                }
-                subagents.push((f.to_string_lossy().into_owned(), sub.session));
+        let mut subagents = if self.local() {
+            crate::files::read_subagents(&p, &info.format)
+        } else {
+            Vec::new()
+        };
+        if let Some(r) = self.redactor()? {
+            for (_, sub) in &mut subagents {
+                r.session(sub);
             }
         }
         let subagents = Arc::new(subagents);

@@ -5,7 +5,7 @@ use crate::commands::index::{self, IndexLocation};
 use crate::load;
 use agentlog_index::backend::read_session;
 use agentlog_index::PageParams;
-use agentlog_web::files::{export_all, session_page, write_page};
+use agentlog_web::files::{export_all, read_subagents, session_page_with, write_page};
 use anyhow::bail;
 use std::process::ExitCode;
 
@@ -16,12 +16,22 @@ use std::process::ExitCode;
 /// known), when not all of them.
 pub fn cmd_export_html(args: &Args, one: Option<(&str, Option<&str>)>) -> anyhow::Result<ExitCode> {
     if let Some((arg, from)) = one {
-        let (path, _format, mut read) = load::read(arg, from)?;
+        let (path, format, mut read) = load::read(arg, from)?;
         for d in &read.diagnostics {
             crate::eprintln_clean!("{d}");
         }
-        let (html, report) =
-            session_page(&mut read.session, &path.to_string_lossy(), !args.no_redact)?;
+        // A session fetched from the team server has no subagent files here.
+        let mut subagents = if args.db.is_none() {
+            read_subagents(&path, format.name())
+        } else {
+            Vec::new()
+        };
+        let (html, report) = session_page_with(
+            &mut read.session,
+            &mut subagents,
+            &path.to_string_lossy(),
+            !args.no_redact,
+        )?;
         if !report.is_empty() {
             crate::eprint_clean!("{report}");
         }
@@ -53,7 +63,7 @@ pub fn cmd_export_html(args: &Args, one: Option<(&str, Option<&str>)>) -> anyhow
                 let kept = db.original_at(&s.path)?;
                 read_session(s, Some(&kept))
             };
-            export_all(page.sessions, dir, !args.no_redact, &read)?
+            export_all(page.sessions, dir, !args.no_redact, &read, false)?
         }
         None => {
             let idx = index::refreshed(&IndexLocation::default())?;
@@ -62,9 +72,13 @@ pub fn cmd_export_html(args: &Args, one: Option<(&str, Option<&str>)>) -> anyhow
             if page.sessions.is_empty() {
                 bail!("no indexed session matches; `agentlog ls` lists them");
             }
-            export_all(page.sessions, dir, !args.no_redact, &|s| {
-                read_session(s, None)
-            })?
+            export_all(
+                page.sessions,
+                dir,
+                !args.no_redact,
+                &|s| read_session(s, None),
+                true,
+            )?
         }
     };
     for e in &done.failed {
