@@ -364,6 +364,16 @@ fn serve_and_export_in_chromium() {
         export.to_str().unwrap(),
     ]);
     assert_eq!(r.status, 0, "{}", r.stderr);
+    let branch_export = out_dir.join("branch.html");
+    let r = env.run(&[
+        "export",
+        branch.to_str().unwrap(),
+        "--to",
+        "html",
+        "-o",
+        branch_export.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
     let mut hostile_exports = Vec::new();
     for (i, p) in hostile_paths.iter().enumerate() {
         let o = out_dir.join(format!("hostile-{i}.html"));
@@ -436,6 +446,7 @@ fn serve_and_export_in_chromium() {
         "hostileWord": HOSTILE_WORD,
         "hostileExports": hostile_exports,
         "exportFile": export,
+        "branchExport": branch_export,
         "exportSource": long,
         "screenshots": shots,
     });
@@ -513,6 +524,12 @@ fn serve_and_export_in_chromium() {
     assert_eq!(r["branch"]["beforeHasA"], json!(false), "{}", r["branch"]);
     assert_eq!(r["branch"]["afterHasA"], json!(true), "{}", r["branch"]);
     assert_eq!(r["branch"]["afterHasB"], json!(false), "{}", r["branch"]);
+    // The same in the exported file, without a server.
+    let eb = &r["exportBranch"];
+    assert_eq!(eb["beforeHasB"], json!(true), "{eb}");
+    assert_eq!(eb["beforeHasA"], json!(false), "{eb}");
+    assert_eq!(eb["afterHasA"], json!(true), "{eb}");
+    assert_eq!(eb["afterHasB"], json!(false), "{eb}");
     // Paging.
     assert_eq!(r["paging"]["first"], json!(100), "{}", r["paging"]);
     assert!(

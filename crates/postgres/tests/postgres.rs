@@ -378,7 +378,9 @@ fn bad_input(pg: &Throwaway) {
         })
         .unwrap_err();
     assert!(done >= 2);
-    let msg = e.to_string();
+    // The server's words, or the socket's when it went first (a push sends
+    // over two connections: either may see the other end go).
+    let msg = e.to_string().to_lowercase();
     assert!(
         msg.contains("terminat") || msg.contains("closed") || msg.contains("connection"),
         "{msg}"

@@ -19,7 +19,8 @@
     for (var p = el; p; p = p.parentElement) if (p.tagName === 'DETAILS') p.open = true;
   }
   function items() {
-    return Array.prototype.slice.call(document.querySelectorAll('#entries [data-i], table.list tbody tr, .hits .hit-row'));
+    return Array.prototype.slice.call(document.querySelectorAll('#entries [data-i], table.list tbody tr, .hits .hit-row'))
+      .filter(function (el) { return !el.closest('[hidden]'); });
   }
   var cur = -1;
   function focusItem(i) {
@@ -58,7 +59,22 @@
       return;
     }
     if (t.id === 'more' || t.id === 'earlier') { ev.preventDefault(); loadPage(t); }
+    if (t.classList.contains('branch') && t.hasAttribute('data-leaf')) {
+      ev.preventDefault();
+      showBranch(t.getAttribute('data-leaf'), t.getAttribute('href'));
+    }
   });
+  // An exported tree: show the entries from the root to `leaf`.
+  function showBranch(leaf, hash) {
+    var nodes = document.querySelectorAll('#entries .node[data-eid]');
+    var parent = {};
+    for (var i = 0; i < nodes.length; i++) parent[nodes[i].getAttribute('data-eid')] = nodes[i].getAttribute('data-parent');
+    var on = {};
+    for (var id = leaf, n = 0; id && !on[id] && n < nodes.length + 1; id = parent[id], n++) on[id] = true;
+    for (var j = 0; j < nodes.length; j++) nodes[j].hidden = !on[nodes[j].getAttribute('data-eid')];
+    var el = hash && document.getElementById(decodeURIComponent(hash.slice(1)));
+    if (el) { openAncestors(el); el.scrollIntoView({ block: 'start' }); }
+  }
   function selectText(el) {
     var r = document.createRange(); r.selectNodeContents(el);
     var s = getSelection(); s.removeAllRanges(); s.addRange(r);

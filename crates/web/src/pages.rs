@@ -352,7 +352,13 @@ pub fn session_body(
         let _ = write!(s, "<button id=\"earlier\" class=\"more\" type=\"button\" data-url=\"{}&amp;back=1\">show earlier entries ({} before)</button>", entries_url(path, view.leaf.as_deref(), start, from), num(from as u64));
     }
     s.push_str("<div id=\"entries\">");
-    s.push_str(&view.entries_html(from, to, target));
+    // An export of a tree holds every branch (one shown, the others a
+    // click away); a served page shows one branch, paged.
+    if !served && view.branch_points() > 0 {
+        s.push_str(&view.all_entries_html(target));
+    } else {
+        s.push_str(&view.entries_html(from, to, target));
+    }
     s.push_str("</div>");
     if served && to < view.path.len() {
         let _ = write!(s, "<button id=\"more\" class=\"more\" type=\"button\" data-url=\"{}\">show more ({} after)</button>", entries_url(path, view.leaf.as_deref(), to, to + PAGE), num((view.path.len() - to) as u64));

@@ -245,6 +245,46 @@ impl<'a> View<'a> {
         }
     }
 
+    /// Returns the HTML of every entry of the session, in file order, each
+    /// in a node naming its parent; the entries off the shown branch are
+    /// hidden. A self-contained export switches branches with it: a click
+    /// on another branch shows the entries from the root to that branch's
+    /// leaf (the page's script follows the parents).
+    pub fn all_entries_html(&self, target: &Target) -> String {
+        let shown: std::collections::HashSet<&str> =
+            self.path.iter().map(|e| e.id.as_str()).collect();
+        let mut out = String::new();
+        let mut in_sub = false;
+        for (i, e) in self.session.entries.iter().enumerate() {
+            let side = !self.nested && e.message().is_some_and(|m| m.sidechain);
+            if side && !in_sub {
+                out.push_str("<details class=\"subagent\"><summary>Subagent</summary>");
+                in_sub = true;
+            } else if !side && in_sub {
+                out.push_str("</details>");
+                in_sub = false;
+            }
+            let _ = write!(
+                out,
+                "<div class=\"node\" data-eid=\"{}\" data-parent=\"{}\"{}>",
+                esc(&e.id),
+                esc(e.parent_id.as_deref().unwrap_or("")),
+                if shown.contains(e.id.as_str()) {
+                    ""
+                } else {
+                    " hidden"
+                }
+            );
+            self.branch_nav(&mut out, e, target);
+            self.entry(&mut out, i, e, target);
+            out.push_str("</div>");
+        }
+        if in_sub {
+            out.push_str("</details>");
+        }
+        out
+    }
+
     fn branch_nav(&self, out: &mut String, e: &Entry, target: &Target) {
         let Some(parent) = e.parent_id.as_deref() else {
             return;
@@ -278,7 +318,13 @@ impl<'a> View<'a> {
                     );
                 }
                 Target::Export => {
-                    let _ = write!(out, " <span class=\"other\">{label}</span>");
+                    let leaf = newest_leaf(&self.tree, &s.id);
+                    let _ = write!(
+                        out,
+                        " <a class=\"branch\" href=\"#{}\" data-leaf=\"{}\">{label}</a>",
+                        anchor(&s.id),
+                        esc(&leaf)
+                    );
                 }
             }
         }

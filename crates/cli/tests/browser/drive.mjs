@@ -199,6 +199,17 @@ try {
     ids: await ep.$$eval('#entries [data-i]', (xs) => xs.map((x) => x.id)),
     theme: await ep.evaluate(() => getComputedStyle(document.body).fontFamily),
   };
+  // The exported tree switches branches in the page itself.
+  const bp = await newPage();
+  await bp.goto('file://' + cfg.branchExport, { waitUntil: 'load' });
+  const eBefore = await bp.locator('#entries').innerText();
+  await bp.locator('nav.branches a.branch:visible').first().click();
+  const eAfter = await bp.locator('#entries').innerText();
+  out.exportBranch = {
+    beforeHasA: eBefore.includes(cfg.branchA), beforeHasB: eBefore.includes(cfg.branchB),
+    afterHasA: eAfter.includes(cfg.branchA), afterHasB: eAfter.includes(cfg.branchB),
+  };
+  await bp.close();
   const sp = await newPage();
   await sp.goto(base + 'session?p=' + encodeURIComponent(cfg.exportSource), { waitUntil: 'load' });
   // Scroll to the end (pages load as the reader nears them) until every
