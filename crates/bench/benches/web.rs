@@ -226,9 +226,11 @@ fn main() {
         Ok(o) if o.status.success() => {
             let peer = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
             let t = Instant::now();
+            // Every project under ~/.claude/projects, one page per session
+            // and an index (given the projects folder itself, it looks for
+            // transcripts directly in it and finds none).
             let st = Command::new(&peer)
-                .arg(peer_home.join(".claude/projects"))
-                .args(["-f", "html"])
+                .args(["--all-projects", "-f", "html"])
                 .env("HOME", &peer_home)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -301,12 +303,15 @@ fn main() {
             break p;
         }
         let _ = std::fs::remove_file(&p);
-        let grow = ((100_000_000 - len) / (len / c.turns.len().max(1) as u64).max(1) + 10) as u64;
-        for _ in 0..grow.min(5000) {
+        // Turns enough for 100 MB at this size per turn (a little over).
+        let per_turn = (len / c.turns.len().max(1) as u64).max(1);
+        let target = c.turns.len() + ((100_000_000 - len) / per_turn) as usize + 1;
+        while c.turns.len() < target {
             let more = gen::conv(9, n);
             n += 1;
             c.turns.extend(more.turns);
         }
+        c.turns.truncate(target);
     };
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     timed(cmd(&bin, &huge).arg("index"), "agentlog index");

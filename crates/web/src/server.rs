@@ -20,7 +20,7 @@ use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Opens a connection to a shared backend.
 pub type OpenBackend = Arc<dyn Fn() -> Result<Box<dyn Backend>, IndexError> + Send + Sync>;
@@ -83,8 +83,21 @@ struct CachedSession {
 /// The subagent sessions kept beside a session: (file, session).
 type Subagents = Arc<Vec<(String, Session)>>;
 
+/// The values the list's filters offer (agents, models), with when they
+/// were counted.
+type Facets = (
+    Instant,
+    Vec<agentlog_index::Facet>,
+    Vec<agentlog_index::Facet>,
+);
+
+/// How long counted facets are shown before they are counted again (the
+/// refresher counts them again as soon as it reads a change).
+const FACETS_FOR: Duration = Duration::from_secs(10);
+
 struct App {
     cfg: ServeConfig,
+    facets: Mutex<Option<Facets>>,
     pool: Mutex<Vec<Box<dyn Backend>>>,
     sessions: Mutex<Vec<(PathBuf, CachedSession)>>,
     keys: Mutex<std::collections::HashMap<String, String>>,
@@ -115,6 +128,30 @@ impl App {
             }
         }
         r
+    }
+
+    /// Returns the agents and models with their session counts: counting
+    /// models reads every usage row (150 ms at 100,000 sessions), so the
+    /// counts are kept for [`FACETS_FOR`] or until the refresher reads a
+    /// change.
+    fn facets(&self) -> Result<(Vec<agentlog_index::Facet>, Vec<agentlog_index::Facet>), WebError> {
+        if let Some((at, a, m)) = self.facets.lock().ok().and_then(|f| f.clone()) {
+            if at.elapsed() < FACETS_FOR {
+                return Ok((a, m));
+            }
+        }
+        self.count_facets()
+    }
+
+    /// Counts the facets anew and keeps them.
+    fn count_facets(
+        &self,
+    ) -> Result<(Vec<agentlog_index::Facet>, Vec<agentlog_index::Facet>), WebError> {
+        let (a, m) = self.with_index(|i| Ok((i.agent_facets()?, i.model_facets()?)))?;
+        if let Ok(mut f) = self.facets.lock() {
+            *f = Some((Instant::now(), a.clone(), m.clone()));
+        }
+        Ok((a, m))
     }
 
     /// True when sessions are read from this machine's files.
@@ -329,6 +366,7 @@ pub fn serve(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<(), Web
             .map_err(|e| WebError::io(Path::new("socket"), e))?;
         let app = Arc::new(App {
             cfg: cfg.clone(),
+            facets: Mutex::new(None),
             pool: Mutex::new(Vec::new()),
             sessions: Mutex::new(Vec::new()),
             keys: Mutex::new(Default::default()),
@@ -336,6 +374,12 @@ pub fn serve(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<(), Web
         if cfg.refresh_secs > 0 && app.local() {
             let a = app.clone();
             std::thread::spawn(move || refresher(&a));
+        } else {
+            // Counted once ahead of the first list.
+            let a = app.clone();
+            std::thread::spawn(move || {
+                let _ = a.count_facets();
+            });
         }
         ready(addr);
         axum::serve(listener, router(app, addr))
@@ -352,9 +396,12 @@ fn refresher(app: &App) {
     let Ok((mut index, _)) = Index::open(&settings.index_path) else {
         return;
     };
+    let _ = app.count_facets();
     loop {
         std::thread::sleep(Duration::from_secs(app.cfg.refresh_secs));
-        let _ = agentlog_api::refresh::keep_fresh(&mut index, settings);
+        if let Ok(Some(_)) = agentlog_api::refresh::keep_fresh(&mut index, settings) {
+            let _ = app.count_facets();
+        }
     }
 }
 
@@ -569,13 +616,8 @@ async fn list(State(app): State<Arc<App>>, Query(a): Query<ListArgs>) -> Respons
                 Some(e),
             ),
         };
-        let (mut page, agents, models) = app.with_index(|i| {
-            Ok((
-                i.session_page(&params)?,
-                i.agent_facets()?,
-                i.model_facets()?,
-            ))
-        })?;
+        let mut page = app.with_index(|i| Ok(i.session_page(&params)?))?;
+        let (agents, models) = app.facets()?;
         for x in &mut page.sessions {
             app.scrub(&mut x.title)?;
             app.scrub(&mut x.first_prompt)?;
