@@ -270,3 +270,35 @@ fn row_info(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionInfo> {
         tokens: Vec::new(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_first_page_in_the_default_order_reads_an_index_not_every_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut ix, _) = Index::open(&dir.path().join("ix.sqlite")).unwrap();
+        // Any update adds the indexes that came after the schema.
+        ix.update(&[], &mut |_| {}).unwrap();
+        let sql = format!(
+            "EXPLAIN QUERY PLAN SELECT s.session_id FROM sessions s ORDER BY {} LIMIT 50",
+            SortBy::Updated.order(false)
+        );
+        let plan: Vec<String> = ix
+            .conn
+            .prepare(&sql)
+            .unwrap()
+            .query_map([], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            plan.iter()
+                .any(|p| p.contains("USING INDEX sessions_order")),
+            "{plan:?}"
+        );
+        assert!(!plan.iter().any(|p| p.contains("TEMP B-TREE")), "{plan:?}");
+    }
+}

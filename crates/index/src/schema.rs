@@ -95,6 +95,14 @@ INSERT INTO fts(fts, rank) VALUES('pgsz', 4000);
 INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);
 ";
 
+/// Indexes that came after the schema's version, created (when missing)
+/// by every update: the catalog's default order (newest first, sessions
+/// without a time last), so the first page of a browser's list reads 50
+/// rows, not every session.
+pub(crate) const LATER_INDEXES: &str = "
+CREATE INDEX IF NOT EXISTS sessions_order ON sessions(updated_ms IS NULL, updated_ms DESC, id DESC);
+";
+
 /// The SQLite `application_id` of an agentlog index ("AGLX"): with the
 /// marker table it is how agentlog knows a file is its own before it ever
 /// replaces it.

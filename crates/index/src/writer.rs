@@ -36,6 +36,9 @@ pub(crate) struct Writer<'c> {
 impl<'c> Writer<'c> {
     pub fn begin(conn: &'c mut Connection, path: &'c Path) -> Result<Writer<'c>, IndexError> {
         conn.execute_batch("BEGIN IMMEDIATE").at(path)?;
+        // Indexes added after the schema's version: an index made before
+        // gets them at its next update (no rebuild, no write by readers).
+        conn.execute_batch(crate::schema::LATER_INDEXES).at(path)?;
         Ok(Writer {
             conn,
             path,
