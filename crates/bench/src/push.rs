@@ -269,7 +269,15 @@ pub fn run_all(o: &Options) -> anyhow::Result<Vec<String>> {
     {
         Some(av) => cold_peer(&av, &corpus, &av_home, &av_url, push_s)?.then_some(av),
         None => {
-            println!("cold: agentsview skipped (not installed: scripts/install-bench-peers.sh)");
+            match &o.peers_bin {
+                Some(dir) => println!(
+                    "cold: agentsview skipped (not in {}; scripts/install-bench-peers.sh installs it)",
+                    dir.display()
+                ),
+                None => println!(
+                    "cold: agentsview skipped (scripts/install-bench-peers.sh could not install it)"
+                ),
+            }
             None
         }
     };
