@@ -207,7 +207,7 @@ pub(crate) fn with_home(cmd: &mut Command, home: &Path) {
         .env_remove("AGENTLOG_CONFIG");
 }
 
-fn agentlog(o: &Options, home: &Path, args: &[&str]) -> Command {
+pub(crate) fn agentlog(o: &Options, home: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(&o.agentlog);
     c.args(args);
     with_home(&mut c, home);

@@ -102,6 +102,32 @@ enum Command {
     },
 }
 
+/// The options of a benchmark run from its flags: the size parsed, the
+/// binary and the peers found, the directory made.
+fn options(
+    size: String,
+    dir: PathBuf,
+    agentlog: Option<PathBuf>,
+    runs: usize,
+    appends: usize,
+    peers: Option<PathBuf>,
+) -> anyhow::Result<agentlog_bench::e2e::Options> {
+    let bytes = agentlog_bench::parse_size(&size)
+        .ok_or_else(|| anyhow!("--size {size:?}: expected a size like 100MB or 1GB"))?;
+    let agentlog = agentlog_binary(agentlog)?;
+    let peers_bin = peers_dir(peers);
+    std::fs::create_dir_all(&dir)?;
+    Ok(agentlog_bench::e2e::Options {
+        size: bytes,
+        size_text: size,
+        dir,
+        agentlog,
+        runs,
+        appends,
+        peers_bin,
+    })
+}
+
 /// Returns `agentlog` beside this binary unless given; an error when it
 /// does not exist.
 fn agentlog_binary(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
@@ -189,17 +215,7 @@ fn main() -> anyhow::Result<()> {
         } => {
             let bytes = agentlog_bench::parse_size(&size)
                 .ok_or_else(|| anyhow!("--size {size:?}: expected a size like 500MB"))?;
-            let agentlog = agentlog.unwrap_or_else(|| {
-                std::env::current_exe()
-                    .unwrap_or_default()
-                    .with_file_name("agentlog")
-            });
-            if !agentlog.exists() {
-                anyhow::bail!(
-                    "{} does not exist: build it (cargo build --release -p agentlog) or pass --agentlog",
-                    agentlog.display()
-                );
-            }
+            let agentlog = agentlog_binary(agentlog)?;
             let rows = agentlog_bench::rss::run(&agentlog, &dir, bytes, tiny)?;
             print!("{}", agentlog_bench::rss::table(&rows));
             Ok(())
@@ -212,22 +228,8 @@ fn main() -> anyhow::Result<()> {
             appends,
             peers,
         } => {
-            let bytes = agentlog_bench::parse_size(&size)
-                .ok_or_else(|| anyhow!("--size {size:?}: expected a size like 100MB or 1GB"))?;
-            let agentlog = agentlog_binary(agentlog)?;
-            let peers = peers_dir(peers);
-            std::fs::create_dir_all(&dir)?;
-            report(agentlog_bench::e2e::run_all(
-                &agentlog_bench::e2e::Options {
-                    size: bytes,
-                    size_text: size,
-                    dir,
-                    agentlog,
-                    runs,
-                    appends,
-                    peers_bin: peers,
-                },
-            )?);
+            let o = options(size, dir, agentlog, runs, appends, peers)?;
+            report(agentlog_bench::e2e::run_all(&o)?);
             Ok(())
         }
         Command::Push {
@@ -238,22 +240,10 @@ fn main() -> anyhow::Result<()> {
             appends,
             peers,
         } => {
-            let bytes = agentlog_bench::parse_size(&size)
-                .ok_or_else(|| anyhow!("--size {size:?}: expected a size like 100MB or 1GB"))?;
-            let agentlog = agentlog_binary(agentlog)?;
-            let peers = peers_dir(peers);
-            std::fs::create_dir_all(&dir)?;
+            let o = options(size, dir, agentlog, runs, appends, peers)?;
             report(agentlog_bench::push::run_all(
-                &agentlog_bench::push::Options {
-                    size: bytes,
-                    size_text: size,
-                    dir,
-                    agentlog,
-                    runs,
-                    appends,
-                    peers_bin: peers,
-                    postgres_script: repo().join("scripts/postgres.sh"),
-                },
+                &o,
+                &repo().join("scripts/postgres.sh"),
             )?);
             Ok(())
         }

@@ -13,33 +13,12 @@
 
 use crate::e2e::{
     dir_bytes, ensure_corpus, home_for, ms, num_cpus, percentile, run, time_quick, uptime,
-    with_home,
+    with_home, Options,
 };
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
-
-/// What the benchmark is told.
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// Corpus size in bytes.
-    pub size: u64,
-    /// The size as written (`100MB`), for directory names.
-    pub size_text: String,
-    /// Where corpora and work directories live (outside the repository).
-    pub dir: PathBuf,
-    /// The `agentlog` binary to time.
-    pub agentlog: PathBuf,
-    /// Runs of each search and stats command.
-    pub runs: usize,
-    /// Appended messages, each followed by a push.
-    pub appends: usize,
-    /// The directory holding agentsview (none: it is skipped, and says so).
-    pub peers_bin: Option<PathBuf>,
-    /// `scripts/postgres.sh`.
-    pub postgres_script: PathBuf,
-}
 
 /// The words searched on the server and locally.
 const QUERIES: [&str; 10] = [
@@ -117,11 +96,9 @@ impl Drop for Server {
 }
 
 fn agentlog(o: &Options, home: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(&o.agentlog);
-    c.args(args)
-        .env("AGENTLOG_MACHINE", "bench")
+    let mut c = crate::e2e::agentlog(o, home, args);
+    c.env("AGENTLOG_MACHINE", "bench")
         .env("AGENTLOG_NO_BACKGROUND", "1");
-    with_home(&mut c, home);
     c
 }
 
@@ -213,9 +190,11 @@ fn times(runs: usize, cmds: &mut dyn FnMut() -> Vec<Command>) -> (Vec<f64>, usiz
     (v, failed)
 }
 
-/// Runs the benchmark and prints its figures; returns the lines of targets
-/// missed.
-pub fn run_all(o: &Options) -> anyhow::Result<Vec<String>> {
+/// Runs the benchmark with the server `postgres_script` starts (`runs`:
+/// of each search and stats command; `appends`: messages appended, each
+/// followed by a push) and prints its figures; returns the lines of
+/// targets missed.
+pub fn run_all(o: &Options, postgres_script: &Path) -> anyhow::Result<Vec<String>> {
     let mut missed = Vec::new();
     println!("== agentlog push benchmark, {} corpus", o.size_text);
     println!("machine: {} cores, {} (start)", num_cpus(), uptime());
@@ -223,11 +202,11 @@ pub fn run_all(o: &Options) -> anyhow::Result<Vec<String>> {
     let mb = dir_bytes(&corpus) as f64 / 1e6;
     let work = o.dir.join(format!("{}-push", o.size_text));
     std::fs::create_dir_all(&work)?;
-    let server = Server::start(&o.postgres_script, &work.join("postgres"))?;
+    let server = Server::start(postgres_script, &work.join("postgres"))?;
     println!(
         "server: PostgreSQL {} on loopback, started by {}",
         server.version(),
-        o.postgres_script.display()
+        postgres_script.display()
     );
     let url = server.database("agentlog_bench")?;
     let home = work.join("agentlog");
