@@ -213,11 +213,29 @@ impl<'a> View<'a> {
 
     /// Returns the HTML of the shown branch's entries `from..to`.
     pub fn entries_html(&self, from: usize, to: usize, target: &Target) -> String {
-        let mut out = String::new();
         let to = to.min(self.path.len());
+        let from = from.min(to);
+        let entries = self.path[from..to]
+            .iter()
+            .enumerate()
+            .map(|(k, e)| (from + k, *e));
+        let mut out = String::new();
+        self.write_entries(&mut out, entries, target, None);
+        out
+    }
+
+    /// Writes `entries` (position, entry) in order, each run of side-chain
+    /// (subagent) entries in one collapsed block; with `shown`, each entry
+    /// in a node naming its parent, hidden unless it is in `shown`.
+    fn write_entries<'e>(
+        &self,
+        out: &mut String,
+        entries: impl Iterator<Item = (usize, &'e Entry)>,
+        target: &Target,
+        shown: Option<&std::collections::HashSet<&str>>,
+    ) {
         let mut in_sub = false;
-        for i in from.min(to)..to {
-            let e = self.path[i];
+        for (i, e) in entries {
             let side = !self.nested && e.message().is_some_and(|m| m.sidechain);
             if side && !in_sub {
                 out.push_str("<details class=\"subagent\"><summary>Subagent</summary>");
@@ -226,13 +244,28 @@ impl<'a> View<'a> {
                 out.push_str("</details>");
                 in_sub = false;
             }
-            self.branch_nav(&mut out, e, target);
-            self.entry(&mut out, i, e, target);
+            if let Some(shown) = shown {
+                let _ = write!(
+                    out,
+                    "<div class=\"node\" data-eid=\"{}\" data-parent=\"{}\"{}>",
+                    esc(&e.id),
+                    esc(e.parent_id.as_deref().unwrap_or("")),
+                    if shown.contains(e.id.as_str()) {
+                        ""
+                    } else {
+                        " hidden"
+                    }
+                );
+            }
+            self.branch_nav(out, e, target);
+            self.entry(out, i, e, target);
+            if shown.is_some() {
+                out.push_str("</div>");
+            }
         }
         if in_sub {
             out.push_str("</details>");
         }
-        out
     }
 
     /// The subagent session a tool call started, nested in the call.
@@ -254,34 +287,12 @@ impl<'a> View<'a> {
         let shown: std::collections::HashSet<&str> =
             self.path.iter().map(|e| e.id.as_str()).collect();
         let mut out = String::new();
-        let mut in_sub = false;
-        for (i, e) in self.session.entries.iter().enumerate() {
-            let side = !self.nested && e.message().is_some_and(|m| m.sidechain);
-            if side && !in_sub {
-                out.push_str("<details class=\"subagent\"><summary>Subagent</summary>");
-                in_sub = true;
-            } else if !side && in_sub {
-                out.push_str("</details>");
-                in_sub = false;
-            }
-            let _ = write!(
-                out,
-                "<div class=\"node\" data-eid=\"{}\" data-parent=\"{}\"{}>",
-                esc(&e.id),
-                esc(e.parent_id.as_deref().unwrap_or("")),
-                if shown.contains(e.id.as_str()) {
-                    ""
-                } else {
-                    " hidden"
-                }
-            );
-            self.branch_nav(&mut out, e, target);
-            self.entry(&mut out, i, e, target);
-            out.push_str("</div>");
-        }
-        if in_sub {
-            out.push_str("</details>");
-        }
+        self.write_entries(
+            &mut out,
+            self.session.entries.iter().enumerate(),
+            target,
+            Some(&shown),
+        );
         out
     }
 
