@@ -40,14 +40,19 @@ impl SortBy {
         }
     }
 
-    fn order(self, ascending: bool) -> String {
+    /// Returns the `ORDER BY` terms of this order over the catalog aliased
+    /// `s` (the same on every backend), text compared with `collate` (`""`
+    /// for SQLite's byte order; ` COLLATE "C"` gives PostgreSQL the same).
+    pub fn order_by(self, ascending: bool, collate: &str) -> String {
         let dir = if ascending { "ASC" } else { "DESC" };
         let key = match self {
             SortBy::Updated => format!("s.updated_ms IS NULL, s.updated_ms {dir}"),
             SortBy::Created => format!("s.created_ms IS NULL, s.created_ms {dir}"),
             SortBy::Messages => format!("s.messages {dir}"),
-            SortBy::Agent => format!("s.agent {dir}, s.updated_ms DESC"),
-            SortBy::Project => format!("s.project IS NULL, s.project {dir}, s.updated_ms DESC"),
+            SortBy::Agent => format!("s.agent{collate} {dir}, s.updated_ms DESC"),
+            SortBy::Project => {
+                format!("s.project IS NULL, s.project{collate} {dir}, s.updated_ms DESC")
+            }
         };
         format!("{key}, s.id DESC")
     }
@@ -139,7 +144,7 @@ impl Index {
                     s.created_ms, s.updated_ms, s.entries, s.messages, s.user_messages,
                     s.assistant_messages, s.tool_calls
              FROM sessions s {filter} ORDER BY {} LIMIT {limit} OFFSET {}",
-            p.sort.order(p.ascending),
+            p.sort.order_by(p.ascending, ""),
             p.offset
         );
         let mut stmt = self.conn.prepare_cached(&sql).at(&self.path)?;
@@ -284,7 +289,7 @@ mod tests {
         ix.update(&[], &mut |_| {}).unwrap();
         let sql = format!(
             "EXPLAIN QUERY PLAN SELECT s.session_id FROM sessions s ORDER BY {} LIMIT 50",
-            SortBy::Updated.order(false)
+            SortBy::Updated.order_by(false, "")
         );
         let plan: Vec<String> = ix
             .conn

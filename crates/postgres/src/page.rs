@@ -4,7 +4,7 @@
 
 use crate::read::{info_of, INFO_COLUMNS};
 use crate::{PgError, PgIndex};
-use agentlog_index::{Facet, PageParams, SessionInfo, SessionPage, SortBy};
+use agentlog_index::{Facet, PageParams, SessionInfo, SessionPage};
 
 impl PgIndex {
     /// Returns one page of the catalog (as
@@ -42,7 +42,8 @@ impl PgIndex {
                 &format!(
                     "SELECT {columns} FROM sessions s {filter}
                      ORDER BY {} LIMIT $6 OFFSET $7",
-                    order(p.sort, p.ascending)
+                    // Text sorts byte-wise, as SQLite's does.
+                    p.sort.order_by(p.ascending, " COLLATE \"C\"")
                 ),
                 &[
                     &agents,
@@ -127,19 +128,4 @@ impl PgIndex {
         };
         self.original(row.get(0))
     }
-}
-
-/// The ORDER BY of a page; text sorts byte-wise, as SQLite's does.
-fn order(sort: SortBy, ascending: bool) -> String {
-    let dir = if ascending { "ASC" } else { "DESC" };
-    let key = match sort {
-        SortBy::Updated => format!("s.updated_ms IS NULL, s.updated_ms {dir}"),
-        SortBy::Created => format!("s.created_ms IS NULL, s.created_ms {dir}"),
-        SortBy::Messages => format!("s.messages {dir}"),
-        SortBy::Agent => format!("s.agent COLLATE \"C\" {dir}, s.updated_ms DESC"),
-        SortBy::Project => {
-            format!("s.project IS NULL, s.project COLLATE \"C\" {dir}, s.updated_ms DESC")
-        }
-    };
-    format!("{key}, s.id DESC")
 }

@@ -80,9 +80,8 @@ impl PgIndex {
         let rows = self
             .db()
             .query(
-                "SELECT id, session_id, agent, format, path, project, title, first_prompt,
-                        created_ms, updated_ms, entries, messages, user_messages,
-                        assistant_messages, tool_calls
+                &format!(
+                    "SELECT {INFO_COLUMNS}
                  FROM sessions
                  WHERE ($1::bigint IS NULL OR updated_ms >= $1)
                    AND (cardinality($2::text[]) = 0 OR lower(agent) = ANY($2))
@@ -93,7 +92,8 @@ impl PgIndex {
                  ORDER BY CASE WHEN $5 THEN created_ms ELSE updated_ms END IS NULL,
                           CASE WHEN $5 THEN created_ms ELSE updated_ms END DESC,
                           path COLLATE \"C\"
-                 LIMIT $4 OFFSET $6",
+                 LIMIT $4 OFFSET $6"
+                ),
                 &[
                     &p.since_ms,
                     &agents,
