@@ -20,15 +20,20 @@ fn plant(env: &TestEnv) -> (PathBuf, Vec<String>) {
         .into_iter()
         .map(|p| p.secret)
         .collect();
+    (place_pi(env, &session), secrets)
+}
+
+/// Writes `session` where pi keeps its sessions; returns the file.
+fn place_pi(env: &TestEnv, session: &agentlog_model::Session) -> PathBuf {
     let pi = registry::by_name("pi").unwrap();
     let plan = pi
-        .resume_plan(&session, &DiscoverEnv::with_home(env.home()))
+        .resume_plan(session, &DiscoverEnv::with_home(env.home()))
         .unwrap();
     std::fs::create_dir_all(plan.path.parent().unwrap()).unwrap();
     let mut bytes = Vec::new();
-    pi.write(&session, &mut bytes).unwrap();
+    pi.write(session, &mut bytes).unwrap();
     std::fs::write(&plan.path, bytes).unwrap();
-    (plan.path, secrets)
+    plan.path
 }
 
 fn leaked<'a>(text: &str, secrets: &'a [String]) -> Vec<&'a str> {
@@ -308,14 +313,7 @@ fn serve_sees_new_sessions_and_appends_while_it_runs() {
             "please plant the orchardlantern",
         )),
     ));
-    let pi = registry::by_name("pi").unwrap();
-    let plan = pi
-        .resume_plan(&session, &DiscoverEnv::with_home(env.home()))
-        .unwrap();
-    std::fs::create_dir_all(plan.path.parent().unwrap()).unwrap();
-    let mut bytes = Vec::new();
-    pi.write(&session, &mut bytes).unwrap();
-    std::fs::write(&plan.path, bytes).unwrap();
+    place_pi(&env, &session);
     assert!(
         found_by_search(s.port, "orchardlantern"),
         "a new session is found while serve runs"
