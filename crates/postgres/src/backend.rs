@@ -54,13 +54,32 @@ impl PgIndex {
     /// Removes this machine's files (with their sessions, entries, usage
     /// and bytes) whose paths are not in `keep`; returns how many.
     pub fn remove_missing(&self, machine: &str, keep: &[String]) -> Result<usize, PgError> {
-        let n = self
-            .db()
+        let mut conn = self.db();
+        let mut tx = conn
+            .transaction()
+            .map_err(|e| self.err("starting the transaction", &e))?;
+        // Their responses may be counted elsewhere once they are gone.
+        let recount: Vec<String> = tx
+            .query_one(
+                "SELECT coalesce(array_agg(DISTINCT u.response_id), '{}')
+                 FROM usage u JOIN files f ON f.id = u.session
+                 WHERE f.machine = $1 AND NOT (f.path = ANY($2)) AND u.response_id IS NOT NULL",
+                &[&machine, &keep],
+            )
+            .map_err(|e| self.err("reading the responses of files that are gone", &e))?
+            .get(0);
+        let n = tx
             .execute(
                 "DELETE FROM files WHERE machine = $1 AND NOT (path = ANY($2))",
                 &[&machine, &keep],
             )
             .map_err(|e| self.err("removing files that are gone", &e))?;
+        if !recount.is_empty() {
+            tx.execute("SELECT agentlog_recount($1)", &[&recount])
+                .map_err(|e| self.err("counting the responses left", &e))?;
+        }
+        tx.commit()
+            .map_err(|e| self.err("committing the removal", &e))?;
         Ok(n as usize)
     }
 }

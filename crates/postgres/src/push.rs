@@ -415,7 +415,18 @@ impl PgIndex {
             Mode::Whole => (0i64, true),
             Mode::Append { from, .. } => (from, false),
         };
+        // The response ids whose first row may change: those of the rows
+        // removed and of the rows added.
+        let mut recount: Vec<String> = Vec::new();
         if whole {
+            recount = tx
+                .query_one(
+                    "SELECT coalesce(array_agg(DISTINCT response_id), '{}') FROM usage
+                     WHERE session = $1 AND response_id IS NOT NULL",
+                    &[&id],
+                )
+                .map_err(|e| err("reading its old responses", &e))?
+                .get(0);
             tx.execute("DELETE FROM chunks WHERE file = $1", &[&id])
                 .map_err(|e| err("removing its old bytes", &e))?;
             tx.execute("DELETE FROM sessions WHERE id = $1", &[&id])
@@ -451,6 +462,19 @@ impl PgIndex {
         .map_err(|e| err("updating its row", &e))?;
         if let Some(x) = &p.extracted {
             write_session(&mut tx, id, p, x, opts).map_err(|e| err("storing its entries", &e))?;
+            let (_, usage) = new_rows(x, &p.mode);
+            recount.extend(
+                usage
+                    .iter()
+                    .filter_map(|u| u.response_id.as_deref())
+                    .map(|r| copy::clean(r).into_owned()),
+            );
+        }
+        if !recount.is_empty() {
+            recount.sort_unstable();
+            recount.dedup();
+            tx.execute("SELECT agentlog_recount($1)", &[&recount])
+                .map_err(|e| err("counting its responses", &e))?;
         }
         tx.commit().map_err(|e| err("committing", &e))?;
         Ok(true)
@@ -568,21 +592,29 @@ fn write_session(
             buf.push('\n');
         }
         // COPY does not run under row-level security: rows go through a
-        // temporary table (emptied at commit) and one INSERT.
+        // temporary table (emptied at commit, each row given its id there)
+        // and one INSERT per table.
         tx.batch_execute(
-            "CREATE TEMP TABLE IF NOT EXISTS docs_in(session bigint, entry_id text, line bigint,
+            "CREATE TEMP TABLE IF NOT EXISTS docs_in(id bigint DEFAULT nextval('docs_id_seq'),
+               session bigint, entry_id text, line bigint,
                ts_ms bigint, role text, kind text, counted smallint, tool_calls integer,
                tool_names text[], thinking_present boolean, text text, thinking text,
                tools text, output text, words tsvector) ON COMMIT DELETE ROWS",
         )?;
-        let mut w = tx.copy_in("COPY docs_in FROM STDIN")?;
+        let mut w = tx.copy_in(
+            "COPY docs_in(session, entry_id, line, ts_ms, role, kind, counted, tool_calls,
+               tool_names, thinking_present, text, thinking, tools, output, words) FROM STDIN",
+        )?;
         // A write error surfaces again, with the server's message, at finish.
         let _ = w.write_all(buf.as_bytes());
         w.finish()?;
         tx.batch_execute(
-            "INSERT INTO docs(session, entry_id, line, ts_ms, role, kind, counted, tool_calls,
-               tool_names, thinking_present, text, thinking, tools, output, words)
-             SELECT * FROM docs_in",
+            "INSERT INTO docs(id, session, entry_id, line, ts_ms, role, kind, counted, tool_calls,
+               tool_names, thinking_present, text, thinking, tools, output)
+             SELECT id, session, entry_id, line, ts_ms, role, kind, counted, tool_calls,
+               tool_names, thinking_present, text, thinking, tools, output FROM docs_in;
+             INSERT INTO doc_words(id, session, ts_ms, words)
+             SELECT id, session, ts_ms, words FROM docs_in",
         )?;
     }
     if !usage.is_empty() {

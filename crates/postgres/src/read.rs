@@ -216,7 +216,7 @@ impl PgIndex {
         let r = self
             .db()
             .query_one(
-                "SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM sessions),
+                "SELECT (SELECT coalesce(sum(entries), 0)::bigint FROM sessions), (SELECT count(*) FROM sessions),
                         (SELECT count(*) FROM files)",
                 &[],
             )

@@ -11,13 +11,13 @@ use crate::{describe, PgError};
 use refinery_core::Migration;
 
 /// The schema version this agentlog writes and reads.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Key of the advisory lock held while migrating.
 const MIGRATE_LOCK: i64 = 0x6167_656e_746c_6f67; // "agentlog"
 
 /// The migrations, oldest first.
-const MIGRATIONS: &[(&str, &str)] = &[("V1__sessions", V1)];
+const MIGRATIONS: &[(&str, &str)] = &[("V1__sessions", V1), ("V2__search_and_counted", V2)];
 
 /// Tables: `files` is what was pushed of each session file (one row per
 /// machine and path: bytes pushed, hashes to see a rewrite), `chunks` the
@@ -152,23 +152,72 @@ CREATE POLICY read_all ON docs FOR SELECT TO agentlog_reader USING (true);
 CREATE POLICY read_all ON usage FOR SELECT TO agentlog_reader USING (true);
 ";
 
+/// Search and stats that read only what they need.
+///
+/// `doc_words` takes each entry's `tsvector` out of `docs`: a search walks
+/// the newest entries testing their words, and a narrow row is a third of
+/// the reading of a row that also holds the entry's text.
+///
+/// `usage.counted` says whether a row counts in the stats: every row
+/// without a response id, and the first row (lowest id) of each response
+/// id, wherever it was pushed from. A push keeps it true by calling
+/// `agentlog_recount` with the response ids it added or removed; the
+/// function runs as the schema's owner because the first row of a response
+/// may belong to another machine, which a pusher cannot see. Stats then sum
+/// the counted rows instead of grouping every response id at each query.
+/// `usage.day` is the UTC day of a row (days since 1970), a column so that
+/// the planner knows how many days there are and groups them in a hash.
+const V2: &str = "
+CREATE TABLE doc_words(
+  id bigint PRIMARY KEY REFERENCES docs(id) ON DELETE CASCADE,
+  session bigint NOT NULL,
+  owner name NOT NULL DEFAULT current_user,
+  ts_ms bigint,
+  words tsvector NOT NULL
+);
+INSERT INTO doc_words(id, session, owner, ts_ms, words)
+  SELECT id, session, owner, ts_ms, words FROM docs ORDER BY id;
+DROP INDEX docs_words;
+ALTER TABLE docs DROP COLUMN words;
+CREATE INDEX doc_words_words ON doc_words USING gin(words);
+GRANT SELECT, INSERT, UPDATE, DELETE ON doc_words TO agentlog_pusher;
+GRANT SELECT ON doc_words TO agentlog_reader;
+ALTER TABLE doc_words ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_rows ON doc_words TO agentlog_pusher
+  USING (owner = current_user) WITH CHECK (owner = current_user);
+CREATE POLICY read_all ON doc_words FOR SELECT TO agentlog_reader USING (true);
+
+ALTER TABLE usage ADD COLUMN counted boolean NOT NULL DEFAULT true;
+ALTER TABLE usage ADD COLUMN day integer GENERATED ALWAYS AS
+  (((ts_ms - ((ts_ms % 86400000) + 86400000) % 86400000) / 86400000)::integer) STORED;
+UPDATE usage SET counted = false
+ WHERE response_id IS NOT NULL
+   AND id NOT IN (SELECT min(id) FROM usage WHERE response_id IS NOT NULL GROUP BY response_id);
+
+CREATE FUNCTION agentlog_recount(ids text[]) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+BEGIN
+  -- Pushes recounting the same response ids wait for each other (locks
+  -- taken in one order), so each sees the other's committed rows.
+  PERFORM pg_advisory_xact_lock(hashtextextended(r, 0))
+     FROM (SELECT DISTINCT r FROM unnest(ids) r WHERE r IS NOT NULL ORDER BY r) l;
+  UPDATE usage u SET counted = (u.id = f.first)
+    FROM (SELECT response_id, min(id) AS first FROM usage
+           WHERE response_id = ANY(ids) GROUP BY response_id) f
+   WHERE u.response_id = f.response_id AND u.counted <> (u.id = f.first);
+END $$;
+REVOKE ALL ON FUNCTION agentlog_recount(text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION agentlog_recount(text[]) TO agentlog_pusher;
+";
+
 /// Returns the schema version recorded on the server (0 when none).
 pub fn server_version(client: &mut postgres::Client, url: &str) -> Result<u32, PgError> {
-    let exists: bool = client
-        .query_one(
-            "SELECT to_regclass('refinery_schema_history') IS NOT NULL",
-            &[],
-        )
-        .map_err(|e| PgError::sql(url, "reading the schema version", &e))?
-        .get(0);
-    if !exists {
-        return Ok(0);
+    // One round trip: a server without the table has no schema yet.
+    match client.query_typed_one("SELECT max(version) FROM refinery_schema_history", &[]) {
+        Ok(row) => Ok(row.get::<_, Option<i32>>(0).unwrap_or(0).max(0) as u32),
+        Err(e) if e.code() == Some(&postgres::error::SqlState::UNDEFINED_TABLE) => Ok(0),
+        Err(e) => Err(PgError::sql(url, "reading the schema version", &e)),
     }
-    let v: Option<i32> = client
-        .query_one("SELECT max(version) FROM refinery_schema_history", &[])
-        .map_err(|e| PgError::sql(url, "reading the schema version", &e))?
-        .get(0);
-    Ok(v.unwrap_or(0).max(0) as u32)
 }
 
 /// Checks the server's schema; runs the missing migrations when `migrate`
@@ -249,5 +298,87 @@ fn describe_any(e: &(dyn std::error::Error + 'static)) -> String {
     match e.downcast_ref::<postgres::Error>() {
         Some(pe) => describe(pe),
         None => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database at version 1 with entries and usage (a response in two
+    /// files) is migrated to version 2: the words move to `doc_words`,
+    /// each response is counted once and rows get their day.
+    #[test]
+    fn migrates_version_1_with_its_rows() {
+        let Some(pg) = crate::throwaway::Throwaway::for_test("migrates_version_1_with_its_rows")
+        else {
+            return;
+        };
+        let url = pg.database("v1").unwrap();
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        let v1 = [Migration::unapplied(MIGRATIONS[0].0, MIGRATIONS[0].1).unwrap()];
+        refinery_core::Runner::new(&v1).run(&mut c).unwrap();
+        assert_eq!(server_version(&mut c, &url).unwrap(), 1);
+        c.batch_execute(
+            "INSERT INTO files(id, machine, username, path, format, size, mtime_ns, lines,
+               head_hash, tail_hash)
+             VALUES (1, 'm', 'u', '/a', 'claude', 0, 0, 0, 0, 0),
+                    (2, 'm', 'u', '/b', 'claude', 0, 0, 0, 0, 0);
+             INSERT INTO sessions(id, machine, username, session_id, agent, format, path,
+               entries, messages, user_messages, assistant_messages, tool_calls, diagnostics)
+             VALUES (1, 'm', 'u', 'sa', 'claude', 'claude', '/a', 1, 1, 0, 1, 0, 0),
+                    (2, 'm', 'u', 'sb', 'claude', 'claude', '/b', 1, 1, 0, 1, 0, 0);
+             INSERT INTO docs(session, entry_id, ts_ms, kind, counted, tool_calls, tool_names,
+               thinking_present, text, thinking, tools, output, words)
+             VALUES (1, 'e1', 86400000, 'message', 1, 0, '{}', false, 'a parser', '', '', '',
+                     'parser:2A'),
+                    (2, 'e2', -1, 'message', 1, 0, '{}', false, 'old', '', '', '', 'old:1A');
+             INSERT INTO usage(session, entry_id, ts_ms, model, response_id, input, output,
+               cache_read, cache_write, reasoning)
+             VALUES (1, 'e1', 86400000, 'm', 'r1', 5, 1, 0, 0, 0),
+                    (2, 'e2', 86400001, 'm', 'r1', 5, 1, 0, 0, 0),
+                    (2, 'e3', -1, 'm', NULL, 7, 1, 0, 0, 0),
+                    (2, 'e4', NULL, 'm', 'r2', 9, 1, 0, 0, 0);",
+        )
+        .unwrap();
+        assert_eq!(ensure(&mut c, &url, true).unwrap(), vec![2]);
+        let words: Vec<(String, i64)> = c
+            .query(
+                "SELECT w.words::text, w.session FROM doc_words w JOIN docs d ON d.id = w.id
+                 ORDER BY w.id",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        assert_eq!(
+            words,
+            [("'parser':2A".to_string(), 1), ("'old':1A".to_string(), 2)]
+        );
+        let usage: Vec<(String, bool, Option<i32>)> = c
+            .query("SELECT entry_id, counted, day FROM usage ORDER BY id", &[])
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect();
+        assert_eq!(
+            usage,
+            [
+                ("e1".to_string(), true, Some(1)),
+                ("e2".to_string(), false, Some(1)),
+                ("e3".to_string(), true, Some(-1)),
+                ("e4".to_string(), true, None),
+            ]
+        );
+        // Deleting the counted row of r1 and recounting counts the other.
+        c.batch_execute("DELETE FROM sessions WHERE id = 1; SELECT agentlog_recount('{r1}');")
+            .unwrap();
+        let counted: bool = c
+            .query_one("SELECT counted FROM usage WHERE entry_id = 'e2'", &[])
+            .unwrap()
+            .get(0);
+        assert!(counted);
+        assert_eq!(ensure(&mut c, &url, true).unwrap(), Vec::<u32>::new());
     }
 }

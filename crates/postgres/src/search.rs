@@ -19,31 +19,48 @@
 use crate::words::{highlight_terms, tsquery, words};
 use crate::{PgError, PgIndex};
 use agentlog_index::{Hit, Mark, SearchParams};
+use postgres::types::{ToSql, Type};
 
 const FIELDS: [&str; 4] = ["text", "thinking", "tools", "output"];
 const SNIPPET_WORDS: usize = 24;
 
-/// The entries a search matches: the query `$1`, times `$2`..`$3`, and
-/// agents `$5`, roles `$6`, tools `$7`, projects `$8`, sessions `$9`.
-const MATCHING: &str =
-    "FROM docs d JOIN sessions s ON s.id = d.session, CAST($1::text AS tsquery) q
-WHERE d.words @@ q
-  AND ($2::bigint IS NULL OR d.ts_ms >= $2)
-  AND ($3::bigint IS NULL OR d.ts_ms < $3)
-  AND (cardinality($5::text[]) = 0 OR lower(trim(s.agent)) = ANY($5))
-  AND (cardinality($6::text[]) = 0 OR lower(trim(d.role)) = ANY($6)
-       OR ('thinking' = ANY($6) AND d.thinking_present))
-  AND (cardinality($7::text[]) = 0 OR EXISTS (
-       SELECT 1 FROM unnest(d.tool_names) t WHERE lower(trim(t)) = ANY($7)))
-  AND (cardinality($8::text[]) = 0 OR EXISTS (
-       SELECT 1 FROM unnest($8::text[]) n WHERE strpos(lower(s.project), n) > 0))
-  AND (cardinality($9::text[]) = 0 OR EXISTS (
-       SELECT 1 FROM unnest($9::text[]) n
-       WHERE starts_with(s.session_id, n) OR s.path = n))";
+/// A statement's text and its parameters with their types, sent in one
+/// round trip (no statement prepared first).
+pub(crate) struct Typed {
+    pub sql: String,
+    params: Vec<(Box<dyn ToSql + Sync>, Type)>,
+}
 
-/// The values of [`MATCHING`]'s parameters but the limit.
+impl Typed {
+    pub fn new() -> Typed {
+        Typed {
+            sql: String::new(),
+            params: Vec::new(),
+        }
+    }
+
+    /// Adds a parameter; returns its placeholder (`$n`).
+    pub fn arg<T: ToSql + Sync + 'static>(&mut self, value: T, ty: Type) -> String {
+        self.params.push((Box::new(value), ty));
+        format!("${}", self.params.len())
+    }
+
+    /// Runs the statement.
+    pub fn query(&self, db: &mut postgres::Client) -> Result<Vec<postgres::Row>, postgres::Error> {
+        let params: Vec<(&(dyn ToSql + Sync), Type)> = self
+            .params
+            .iter()
+            .map(|(v, t)| (v.as_ref(), t.clone()))
+            .collect();
+        db.query_typed(&self.sql, &params)
+    }
+}
+
+/// What a search matches: its query and its filters.
 struct Matching {
     q: String,
+    since: Option<i64>,
+    until: Option<i64>,
     agents: Vec<String>,
     roles: Vec<String>,
     tools: Vec<String>,
@@ -67,6 +84,8 @@ impl Matching {
         };
         Ok(Some(Matching {
             q,
+            since: p.since_ms,
+            until: p.until_ms,
             agents: lower(&p.agents),
             roles: lower(&p.roles),
             tools: lower(&p.tools),
@@ -80,23 +99,62 @@ impl Matching {
         }))
     }
 
-    /// Returns `$1` to `$9`, with `limit` as `$4`.
-    fn params<'a>(
-        &'a self,
-        p: &'a SearchParams,
-        limit: &'a i64,
-    ) -> [&'a (dyn postgres::types::ToSql + Sync); 9] {
-        [
-            &self.q,
-            &p.since_ms,
-            &p.until_ms,
-            limit,
-            &self.agents,
-            &self.roles,
-            &self.tools,
-            &self.projects,
-            &self.sessions,
-        ]
+    /// Writes `SELECT {columns} FROM …` of the entries matched, newest
+    /// first, at most `limit`: the words of each entry (`w`, a narrow
+    /// table) with the query `q`, joined to the entry's other columns
+    /// (`d`) and its session (`s`) only when a filter needs them.
+    fn select(&self, columns: &str, limit: i64) -> Typed {
+        let mut t = Typed::new();
+        let q = t.arg(self.q.clone(), Type::TEXT);
+        let mut from = String::from("doc_words w");
+        let mut cond = String::from("w.words @@ q");
+        if let Some(since) = self.since {
+            cond.push_str(&format!(" AND w.ts_ms >= {}", t.arg(since, Type::INT8)));
+        }
+        if let Some(until) = self.until {
+            cond.push_str(&format!(" AND w.ts_ms < {}", t.arg(until, Type::INT8)));
+        }
+        if !self.roles.is_empty() || !self.tools.is_empty() {
+            from.push_str(" JOIN docs d ON d.id = w.id");
+        }
+        if !self.roles.is_empty() {
+            let r = t.arg(self.roles.clone(), Type::TEXT_ARRAY);
+            cond.push_str(&format!(
+                " AND (lower(trim(d.role)) = ANY({r}) OR ('thinking' = ANY({r}) AND d.thinking_present))"
+            ));
+        }
+        if !self.tools.is_empty() {
+            let a = t.arg(self.tools.clone(), Type::TEXT_ARRAY);
+            cond.push_str(&format!(
+                " AND EXISTS (SELECT 1 FROM unnest(d.tool_names) n WHERE lower(trim(n)) = ANY({a}))"
+            ));
+        }
+        if !self.agents.is_empty() || !self.projects.is_empty() || !self.sessions.is_empty() {
+            from.push_str(" JOIN sessions s ON s.id = w.session");
+        }
+        if !self.agents.is_empty() {
+            let a = t.arg(self.agents.clone(), Type::TEXT_ARRAY);
+            cond.push_str(&format!(" AND lower(trim(s.agent)) = ANY({a})"));
+        }
+        if !self.projects.is_empty() {
+            let a = t.arg(self.projects.clone(), Type::TEXT_ARRAY);
+            cond.push_str(&format!(
+                " AND EXISTS (SELECT 1 FROM unnest({a}::text[]) n WHERE strpos(lower(s.project), n) > 0)"
+            ));
+        }
+        if !self.sessions.is_empty() {
+            let a = t.arg(self.sessions.clone(), Type::TEXT_ARRAY);
+            cond.push_str(&format!(
+                " AND EXISTS (SELECT 1 FROM unnest({a}::text[]) n
+                             WHERE starts_with(s.session_id, n) OR s.path = n)"
+            ));
+        }
+        let limit = t.arg(limit, Type::INT8);
+        t.sql = format!(
+            "SELECT {columns} FROM {from}, CAST({q}::text AS tsquery) q
+             WHERE {cond} ORDER BY w.id DESC LIMIT {limit}"
+        );
+        t
     }
 }
 
@@ -108,14 +166,12 @@ impl PgIndex {
             return Ok(0);
         };
         let cap = i64::try_from(cap).unwrap_or(i64::MAX);
-        let row = self
-            .db()
-            .query_one(
-                &format!("SELECT count(*) FROM (SELECT 1 {MATCHING} LIMIT $4) m"),
-                &m.params(p, &cap),
-            )
+        let mut t = m.select("1", cap);
+        t.sql = format!("SELECT count(*) FROM ({}) m", t.sql);
+        let rows = t
+            .query(&mut self.db())
             .map_err(|e| self.err(&format!("counting matches of {:?}", p.query), &e))?;
-        Ok(row.get::<_, i64>(0).max(0) as u64)
+        Ok(rows.first().map_or(0, |r| r.get::<_, i64>(0).max(0) as u64))
     }
 
     /// Searches every entry on the server; returns the best hits first (as
@@ -150,16 +206,15 @@ impl PgIndex {
         }
         .max(limit) as i64;
         let now = p.now_ms.unwrap_or_else(agentlog_index::time::now_ms);
-        let rows = self
-            .db()
-            .query(
-                &format!(
-                    "SELECT d.id, d.ts_ms,
-                            ts_rank('{{0.2, 0.3, 0.5, 1.0}}', d.words, q)::float8
-                     {MATCHING} ORDER BY d.id DESC LIMIT $4"
-                ),
-                &m.params(p, &candidates),
-            )
+        // Ranked after the limit: only the newest candidates are ranked.
+        let mut t = m.select("w.id, w.ts_ms, w.words", candidates);
+        t.sql = format!(
+            "SELECT m.id, m.ts_ms, ts_rank('{{0.2, 0.3, 0.5, 1.0}}', m.words, q)::float8
+             FROM ({}) m, CAST($1::text AS tsquery) q",
+            t.sql
+        );
+        let rows = t
+            .query(&mut self.db())
             .map_err(|e| self.err(&format!("searching for {:?}", p.query), &e))?;
         let window = rows.len() as u64;
         let mut scored: Vec<(i64, f64)> = rows
@@ -174,12 +229,12 @@ impl PgIndex {
         let ids: Vec<i64> = scored.iter().map(|s| s.0).collect();
         let rows = self
             .db()
-            .query(
+            .query_typed(
                 "SELECT d.id, s.session_id, d.entry_id, s.path, s.agent, s.project,
                         coalesce(s.title, s.first_prompt), d.role, d.ts_ms, d.line,
                         d.text, d.thinking, d.tools, d.output
                  FROM docs d JOIN sessions s ON s.id = d.session WHERE d.id = ANY($1)",
-                &[&ids],
+                &[(&ids, Type::INT8_ARRAY)],
             )
             .map_err(|e| self.err("reading the hits", &e))?;
         let hl = highlight_terms(&agentlog_index::terms(&p.query)?);

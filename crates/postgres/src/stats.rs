@@ -2,7 +2,8 @@
 //!
 //! The same rules as the SQLite index ([`agentlog_index::Stats`]): each
 //! response counted once (a response id seen in several files counts at its
-//! first row), UTC days, cost from the recorded cost or the price table.
+//! first row, which pushes mark: `usage.counted`, see [`crate::schema`]),
+//! UTC days, cost from the recorded cost or the price table.
 
 use crate::{PgError, PgIndex};
 use agentlog_index::prices;
@@ -11,11 +12,9 @@ use std::collections::BTreeMap;
 
 fn key_sql(by: GroupBy) -> &'static str {
     match by {
-        // The UTC day as a number (days since 1970, rounded down in
-        // integers), named in Rust: cheaper than formatting a date per row.
-        GroupBy::Day => {
-            "coalesce(((u.ts_ms - ((u.ts_ms % 86400000) + 86400000) % 86400000) / 86400000)::text, 'unknown')"
-        }
+        // The UTC day as a number (days since 1970, a column kept by the
+        // server), named in Rust: cheaper than formatting a date per row.
+        GroupBy::Day => "coalesce(u.day::text, 'unknown')",
         GroupBy::Model => "coalesce(u.model, 'unknown')",
         GroupBy::Project => "coalesce(s.project, 'unknown')",
         GroupBy::Agent => "s.agent",
@@ -51,8 +50,7 @@ impl PgIndex {
                     sum(u.cache_write)::bigint, sum(u.reasoning)::bigint, sum(u.cost_usd),
                     (u.input + u.cache_read + u.cache_write) > {tier}
              FROM usage u {from}
-             WHERE (u.response_id IS NULL OR u.id IN (
-                    SELECT min(id) FROM usage WHERE response_id IS NOT NULL GROUP BY response_id))
+             WHERE u.counted
                AND ($1::bigint IS NULL OR u.ts_ms >= $1)
                AND ($2::bigint IS NULL OR u.ts_ms < $2){filters}
              GROUP BY 1, 2, 3, 11",

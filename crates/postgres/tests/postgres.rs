@@ -35,6 +35,7 @@ fn postgres_backend() {
     conformance(&pg);
     parity(&pg);
     roles(&pg);
+    responses(&pg);
     bad_input(&pg);
 }
 
@@ -311,6 +312,107 @@ fn roles(pg: &Throwaway) {
         admin.sessions(&ListParams::default()).unwrap().len(),
         a.len() + b.len()
     );
+}
+
+/// Writes `files` Claude Code sessions under `dir`, file `i` holding the
+/// response `msg_shared_{i}` (also in the other home) and one of its own.
+fn claude_home(dir: &Path, tag: &str, files: usize) -> Vec<Found> {
+    let projects = dir.join(".claude/projects/-work-p");
+    std::fs::create_dir_all(&projects).unwrap();
+    for i in 0..files {
+        let sid = format!("0000{i:04}-0000-4000-8000-{tag:0>12}");
+        let line = |uuid: &str, parent: Option<&str>, t: u32, msg: serde_json::Value| {
+            serde_json::json!({
+                "type": msg["role"], "uuid": uuid, "parentUuid": parent, "sessionId": sid,
+                "timestamp": format!("2025-03-0{}T10:00:{t:02}Z", 1 + i % 3), "cwd": "/work/p",
+                "message": msg,
+            })
+            .to_string()
+        };
+        let reply = |id: &str, input: u64| {
+            serde_json::json!({
+                "id": id, "role": "assistant", "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": format!("reply {id}")}],
+                "usage": {"input_tokens": input, "output_tokens": 10},
+            })
+        };
+        let lines = [
+            line(
+                "u1",
+                None,
+                0,
+                serde_json::json!({"role": "user", "content": "hello"}),
+            ),
+            line("a1", Some("u1"), 1, reply(&format!("msg_shared_{i}"), 100)),
+            line(
+                "u2",
+                Some("a1"),
+                2,
+                serde_json::json!({"role": "user", "content": "more"}),
+            ),
+            line(
+                "a2",
+                Some("u2"),
+                3,
+                reply(&format!("msg_{tag}_{i}"), 1 + i as u64),
+            ),
+        ];
+        std::fs::write(
+            projects.join(format!("{sid}.jsonl")),
+            lines.join("\n") + "\n",
+        )
+        .unwrap();
+    }
+    discover_all(&DiscoverEnv::with_home(dir), None)
+}
+
+/// A response seen in files of two machines counts once, whichever pushed
+/// first and though neither pusher can see the other's rows; when the
+/// file holding its counted row is gone, the other row counts. Totals as
+/// the SQLite index counts the same files.
+fn responses(pg: &Throwaway) {
+    let dir = tempfile::tempdir().unwrap();
+    let c = claude_home(&dir.path().join("c"), "c", 20);
+    let d = claude_home(&dir.path().join("d"), "d", 20);
+    assert_eq!((c.len(), d.len()), (20, 20));
+    let url = pg.database("responses").unwrap();
+    let admin = PgIndex::connect(&url, true).unwrap();
+    admin.grant("laptop_c", "pw-c", Access::Push).unwrap();
+    admin.grant("laptop_d", "pw-d", Access::Push).unwrap();
+    let connect = |role: &str, pw: &str| {
+        PgIndex::connect(&pg.url_for("responses", Some((role, pw))), false).unwrap()
+    };
+    std::thread::scope(|s| {
+        let pc = s.spawn(|| connect("laptop_c", "pw-c").push(&c, &opts("c"), &mut |_| {}));
+        let pd = s.spawn(|| connect("laptop_d", "pw-d").push(&d, &opts("d"), &mut |_| {}));
+        pc.join().unwrap().unwrap();
+        pd.join().unwrap().unwrap();
+    });
+    let local = |found: &[Found]| {
+        let (mut index, _) =
+            Index::open(&dir.path().join(format!("{}.sqlite", found.len()))).unwrap();
+        index.update(found, &mut |_| {}).unwrap();
+        index.stats(&StatsParams::default()).unwrap().total
+    };
+    let both: Vec<Found> = c.iter().chain(&d).cloned().collect();
+    let total = admin.stats(&StatsParams::default()).unwrap().total;
+    // 20 shared responses once, 40 of their own.
+    assert_eq!(total.responses, 60);
+    assert_eq!(total.input, 20 * 100 + 2 * (1..=20).sum::<u64>());
+    assert_eq!(total, local(&both));
+    // Machine c's files are gone: machine d's rows of the shared responses
+    // count now.
+    let mut pc = connect("laptop_c", "pw-c");
+    pc.set_identity("c", "tester");
+    Backend::update(
+        &mut pc,
+        &agentlog_index::backend::UpdateParams { found: Vec::new() },
+        &mut |_| {},
+    )
+    .unwrap();
+    let total = admin.stats(&StatsParams::default()).unwrap().total;
+    assert_eq!(total.responses, 40);
+    assert_eq!(total, local(&d));
 }
 
 fn bad_input(pg: &Throwaway) {
