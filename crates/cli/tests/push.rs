@@ -42,8 +42,19 @@ fn push_from_four_machines_with_one_killed() {
     }
     let r = homes[0].run(&["db", "migrate", "--db", &url]);
     assert_eq!(r.status, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("schema version 1"), "{}", r.stdout);
+    let version = agentlog_postgres::schema::SCHEMA_VERSION;
+    assert!(
+        r.stdout.contains(&format!("schema version {version} (created)")),
+        "{}",
+        r.stdout
+    );
     assert!(!r.stdout.contains(pg.url()), "the password is printed");
+    let r = homes[0].run(&["db", "migrate", "--db", &url]);
+    assert!(
+        r.stdout.contains(&format!("schema version {version} (already current)")),
+        "{}",
+        r.stdout
+    );
 
     let spawn = |i: usize| {
         homes[i]

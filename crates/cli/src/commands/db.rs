@@ -67,21 +67,22 @@ pub fn cmd_db(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         DbCommand::Migrate(a) => {
             let url = required(a.db.as_deref())?;
-            let db = PgIndex::connect(&url, false)
-                .or_else(|e| match e {
-                    agentlog_postgres::PgError::NotMigrated { .. } => PgIndex::connect(&url, true),
-                    e => Err(e),
-                })
-                .map_err(anyhow::Error::from)?;
-            let applied = db.migrate()?;
+            // Connecting with `migrate` runs the missing migrations.
+            let (db, from) = match PgIndex::connect(&url, false) {
+                Ok(db) => (db, None),
+                Err(agentlog_postgres::PgError::NotMigrated { server, .. }) => {
+                    (PgIndex::connect(&url, true)?, Some(server))
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let ours = agentlog_postgres::schema::SCHEMA_VERSION;
             println!(
-                "{}: schema version {} ({})",
+                "{}: schema version {ours} ({})",
                 db.url(),
-                agentlog_postgres::schema::SCHEMA_VERSION,
-                if applied.is_empty() {
-                    "already current".to_string()
-                } else {
-                    format!("applied {applied:?}")
+                match from {
+                    None => "already current".to_string(),
+                    Some(0) => "created".to_string(),
+                    Some(v) => format!("migrated from version {v}"),
                 }
             );
         }
