@@ -49,10 +49,13 @@ impl Server {
             .arg("stop")
             .arg(dir)
             .output();
+        // Shared memory on huge pages where the machine allows, as for a
+        // production server (see the script).
         let out = Command::new("bash")
             .arg(script)
             .arg("start")
             .arg(dir)
+            .env("AGENTLOG_PG_HUGE_PAGES", "1")
             .output()?;
         let url = String::from_utf8_lossy(&out.stdout).trim().to_string();
         if !out.status.success() || !url.starts_with("postgres://") {
@@ -75,6 +78,19 @@ impl Server {
         c.batch_execute(&format!("CREATE DATABASE \"{name}\""))?;
         let (base, _) = self.url.rsplit_once('/').unwrap_or((&self.url, ""));
         Ok(format!("{base}/{name}"))
+    }
+
+    /// Says whether the server's shared memory is on huge pages.
+    fn memory(&self) -> String {
+        match std::fs::read_to_string(self.dir.join("hugepages"))
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+        {
+            Some(mb) if mb > 0 => format!("shared memory on huge pages ({mb} MB)"),
+            _ => {
+                "shared memory on 4 kB pages (huge pages need root and vm.nr_hugepages)".to_string()
+            }
+        }
     }
 
     fn version(&self) -> String {
@@ -204,9 +220,10 @@ pub fn run_all(o: &Options, postgres_script: &Path) -> anyhow::Result<Vec<String
     std::fs::create_dir_all(&work)?;
     let server = Server::start(postgres_script, &work.join("postgres"))?;
     println!(
-        "server: PostgreSQL {} on loopback, started by {}",
+        "server: PostgreSQL {} on loopback, started by {}; {}",
         server.version(),
-        postgres_script.display()
+        postgres_script.display(),
+        server.memory()
     );
     let url = server.database("agentlog_bench")?;
     let home = work.join("agentlog");
