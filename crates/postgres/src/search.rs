@@ -206,39 +206,38 @@ impl PgIndex {
         }
         .max(limit) as i64;
         let now = p.now_ms.unwrap_or_else(agentlog_index::time::now_ms);
-        // Ranked after the limit: only the newest candidates are ranked.
+        // One statement: the newest candidates, ranked (as [`score`] ranks,
+        // in the same floating-point steps), the best `limit` of them with
+        // their entries and sessions, and how many were ranked.
         let mut t = m.select("w.id, w.ts_ms, w.words", candidates);
+        let now_arg = t.arg(now, Type::INT8);
+        let limit_arg = t.arg(limit as i64, Type::INT8);
         t.sql = format!(
-            "SELECT m.id, m.ts_ms, ts_rank('{{0.2, 0.3, 0.5, 1.0}}', m.words, q)::float8
-             FROM ({}) m, CAST($1::text AS tsquery) q",
-            t.sql
+            "WITH m AS MATERIALIZED ({select}),
+             r AS (SELECT m.id, ts_rank('{{0.2, 0.3, 0.5, 1.0}}', m.words, q)::float8 AS rank,
+                          CASE WHEN m.ts_ms IS NULL THEN 365.0::float8
+                               ELSE greatest(({now_arg} - m.ts_ms)::float8 / 86400000.0::float8,
+                                             0.0::float8) END AS age
+                   FROM m, CAST($1::text AS tsquery) q),
+             top AS (SELECT id, rank FROM r
+                     ORDER BY rank * (0.5::float8 + 0.5::float8 / (1.0::float8 + age / 30.0::float8))
+                              DESC, id DESC
+                     LIMIT {limit_arg})
+             SELECT d.id, s.session_id, d.entry_id, s.path, s.agent, s.project,
+                    coalesce(s.title, s.first_prompt), d.role, d.ts_ms, d.line,
+                    d.text, d.thinking, d.tools, d.output, top.rank,
+                    (SELECT count(*) FROM m)
+             FROM top JOIN docs d ON d.id = top.id JOIN sessions s ON s.id = d.session",
+            select = t.sql
         );
         let rows = t
             .query(&mut self.db())
             .map_err(|e| self.err(&format!("searching for {:?}", p.query), &e))?;
-        let window = rows.len() as u64;
-        let mut scored: Vec<(i64, f64)> = rows
-            .into_iter()
-            .map(|r| {
-                let rank: f64 = r.get(2);
-                (r.get::<_, i64>(0), score(rank, r.get(1), now))
-            })
-            .collect();
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-        scored.truncate(limit);
-        let ids: Vec<i64> = scored.iter().map(|s| s.0).collect();
-        let rows = self
-            .db()
-            .query_typed(
-                "SELECT d.id, s.session_id, d.entry_id, s.path, s.agent, s.project,
-                        coalesce(s.title, s.first_prompt), d.role, d.ts_ms, d.line,
-                        d.text, d.thinking, d.tools, d.output
-                 FROM docs d JOIN sessions s ON s.id = d.session WHERE d.id = ANY($1)",
-                &[(&ids, Type::INT8_ARRAY)],
-            )
-            .map_err(|e| self.err("reading the hits", &e))?;
+        let window = rows
+            .first()
+            .map_or(0, |r| r.get::<_, i64>(15).max(0) as u64);
         let hl = highlight_terms(&agentlog_index::terms(&p.query)?);
-        let mut by_id = std::collections::HashMap::with_capacity(rows.len());
+        let mut hits = Vec::with_capacity(rows.len());
         for r in rows {
             let cols: [String; 4] = [r.get(10), r.get(11), r.get(12), r.get(13)];
             let snippets: Vec<Snip> = cols.iter().map(|c| snippet(c, &hl)).collect();
@@ -254,7 +253,7 @@ impl PgIndex {
                 .or_else(|| (0..4).find(|&i| !snippets[i].text.is_empty()))
                 .unwrap_or(0);
             let snip = &snippets[best];
-            by_id.insert(
+            hits.push((
                 r.get::<_, i64>(0),
                 Hit {
                     session_id: r.get(1),
@@ -267,23 +266,19 @@ impl PgIndex {
                     field: FIELDS[best],
                     ts_ms: r.get(8),
                     line: r.get::<_, Option<i64>>(9).map(|l| l as u64),
-                    score: 0.0,
+                    score: score(r.get(14), r.get(8), now),
                     snippet: snip.marked(),
                     text: snip.text.clone(),
                     marks: snip.marks.clone(),
                 },
-            );
+            ));
         }
-        let hits = scored
-            .into_iter()
-            .filter_map(|(id, s)| {
-                by_id.remove(&id).map(|mut h| {
-                    h.score = s;
-                    h
-                })
-            })
-            .collect();
-        Ok((hits, window, candidates as u64))
+        hits.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(b.0.cmp(&a.0)));
+        Ok((
+            hits.into_iter().map(|(_, h)| h).collect(),
+            window,
+            candidates as u64,
+        ))
     }
 }
 
