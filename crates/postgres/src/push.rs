@@ -149,6 +149,9 @@ enum Outcome {
     Skip(String, String),
 }
 
+/// Entries a push adds before it updates the server's statistics.
+const BULK_ENTRIES: u64 = 5_000;
+
 impl PgIndex {
     /// Pushes the sessions `found` on this machine; `progress` is called as
     /// files are done.
@@ -275,6 +278,14 @@ impl PgIndex {
         report.unchanged += unchanged.into_inner();
         report.skipped.sort();
         report.without_original.sort();
+        if report.entries >= BULK_ENTRIES {
+            // The planner's statistics and the index's pending words, now
+            // rather than when autovacuum comes by: the searches just
+            // after a first push are planned from them.
+            self.db()
+                .execute("SELECT agentlog_after_bulk_push()", &[])
+                .map_err(|e| self.err("updating the server's statistics", &e))?;
+        }
         Ok(report)
     }
 

@@ -292,6 +292,9 @@ fn roles(pg: &Throwaway) {
         .contains("row-level security"));
     // Nor change the schema.
     assert!(raw.batch_execute("DROP TABLE docs").is_err());
+    // What a large push runs after it (as the owner) is allowed.
+    raw.batch_execute("SELECT agentlog_after_bulk_push()")
+        .unwrap();
     // The reader sees everything and changes nothing.
     let viewer = PgIndex::connect(&pg.url_for("roles", Some(("viewer", "pw-v"))), false).unwrap();
     assert_eq!(
@@ -307,6 +310,9 @@ fn roles(pg: &Throwaway) {
     )
     .unwrap();
     assert!(rv.execute("DELETE FROM sessions", &[]).is_err());
+    assert!(rv
+        .batch_execute("SELECT agentlog_after_bulk_push()")
+        .is_err());
     // Everything is still there.
     assert_eq!(
         admin.sessions(&ListParams::default()).unwrap().len(),
