@@ -44,14 +44,16 @@ fn push_from_four_machines_with_one_killed() {
     assert_eq!(r.status, 0, "{}", r.stderr);
     let version = agentlog_postgres::schema::SCHEMA_VERSION;
     assert!(
-        r.stdout.contains(&format!("schema version {version} (created)")),
+        r.stdout
+            .contains(&format!("schema version {version} (created)")),
         "{}",
         r.stdout
     );
     assert!(!r.stdout.contains(pg.url()), "the password is printed");
     let r = homes[0].run(&["db", "migrate", "--db", &url]);
     assert!(
-        r.stdout.contains(&format!("schema version {version} (already current)")),
+        r.stdout
+            .contains(&format!("schema version {version} (already current)")),
         "{}",
         r.stdout
     );

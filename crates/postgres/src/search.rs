@@ -206,21 +206,23 @@ impl PgIndex {
         }
         .max(limit) as i64;
         let now = p.now_ms.unwrap_or_else(agentlog_index::time::now_ms);
-        // One statement: the newest candidates, ranked (as [`score`] ranks,
-        // in the same floating-point steps), the best `limit` of them with
-        // their entries and sessions, and how many were ranked.
-        let mut t = m.select("w.id, w.ts_ms, w.words", candidates);
+        // One statement: the newest candidates, ranked as the scan finds
+        // them (their words are not copied out), the best `limit` of them
+        // (picked in the same floating-point steps as [`score`]) with their
+        // entries and sessions, and how many were ranked.
+        let mut t = m.select(
+            "w.id, w.ts_ms, ts_rank('{0.2, 0.3, 0.5, 1.0}', w.words, q)::float8 AS rank",
+            candidates,
+        );
         let now_arg = t.arg(now, Type::INT8);
         let limit_arg = t.arg(limit as i64, Type::INT8);
         t.sql = format!(
             "WITH m AS MATERIALIZED ({select}),
-             r AS (SELECT m.id, ts_rank('{{0.2, 0.3, 0.5, 1.0}}', m.words, q)::float8 AS rank,
-                          CASE WHEN m.ts_ms IS NULL THEN 365.0::float8
-                               ELSE greatest(({now_arg} - m.ts_ms)::float8 / 86400000.0::float8,
-                                             0.0::float8) END AS age
-                   FROM m, CAST($1::text AS tsquery) q),
-             top AS (SELECT id, rank FROM r
-                     ORDER BY rank * (0.5::float8 + 0.5::float8 / (1.0::float8 + age / 30.0::float8))
+             top AS (SELECT id, rank FROM m
+                     ORDER BY rank * (0.5::float8 + 0.5::float8 / (1.0::float8 +
+                       (CASE WHEN m.ts_ms IS NULL THEN 365.0::float8
+                             ELSE greatest(({now_arg} - m.ts_ms)::float8 / 86400000.0::float8,
+                                           0.0::float8) END) / 30.0::float8))
                               DESC, id DESC
                      LIMIT {limit_arg})
              SELECT d.id, s.session_id, d.entry_id, s.path, s.agent, s.project,
