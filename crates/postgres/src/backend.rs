@@ -29,7 +29,7 @@ impl PgIndex {
     pub fn resolve(&self, p: &ResolveParams) -> Result<Vec<SessionRef>, PgError> {
         let limit: Option<i64> = (p.limit > 0).then_some(p.limit as i64);
         let rows = self
-            .db()
+            .db()?
             .query(
                 "SELECT session_id, agent, format, path, updated_ms FROM sessions
                  WHERE starts_with(session_id, $1)
@@ -54,7 +54,7 @@ impl PgIndex {
     /// Removes this machine's files (with their sessions, entries, usage
     /// and bytes) whose paths are not in `keep`; returns how many.
     pub fn remove_missing(&self, machine: &str, keep: &[String]) -> Result<usize, PgError> {
-        let mut conn = self.db();
+        let mut conn = self.db()?;
         let mut tx = conn
             .transaction()
             .map_err(|e| self.err("starting the transaction", &e))?;

@@ -45,7 +45,7 @@ impl PgIndex {
             });
         }
         let exists: bool = self
-            .db()
+            .db()?
             .query_one(
                 "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)",
                 &[&name],
@@ -57,14 +57,14 @@ impl PgIndex {
         } else {
             "CREATE ROLE %I LOGIN PASSWORD %L"
         };
-        let statements: Vec<String> = self.db()
+        let statements: Vec<String> = self.db()?
             .query_one(
                 "SELECT format($1, $2::text, $3::text), format('GRANT %I TO %I', $4::text, $2::text)",
                 &[&template, &name, &password, &access.group()],
             )
             .map(|r| vec![r.get(0), r.get(1)])
             .map_err(|e| self.err("preparing the role", &e))?;
-        let mut conn = self.db();
+        let mut conn = self.db()?;
         let mut tx = conn
             .transaction()
             .map_err(|e| PgError::sql(&self.url, "starting the transaction", &e))?;

@@ -191,6 +191,9 @@ pub fn hide_password(url: &str) -> String {
 /// time.
 pub struct PgIndex {
     client: std::sync::Mutex<postgres::Client>,
+    /// Whether the server's schema version was found to be this
+    /// agentlog's (see [`PgIndex::connect_lazily`]).
+    checked: std::sync::atomic::AtomicBool,
     /// How to connect again (a push opens a second connection).
     config: postgres::Config,
     url: String,
@@ -209,6 +212,22 @@ impl PgIndex {
     /// checks the schema: a newer one is refused; an older one (or none) is
     /// migrated when `migrate` is set, else refused with what to run.
     pub fn connect(url: &str, migrate: bool) -> Result<PgIndex, PgError> {
+        let db = PgIndex::open(url)?;
+        schema::ensure(&mut db.db_unchecked(), &db.url, migrate)?;
+        db.checked.store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(db)
+    }
+
+    /// Connects to `url` for reading, checking the schema with the first
+    /// statement instead of before it: a search asks for the version in
+    /// its own statement (one round trip fewer, which a distant server
+    /// feels most); anything else checks first, as [`PgIndex::connect`]
+    /// does. Never migrates.
+    pub fn connect_lazily(url: &str) -> Result<PgIndex, PgError> {
+        PgIndex::open(url)
+    }
+
+    fn open(url: &str) -> Result<PgIndex, PgError> {
         let shown = hide_password(url);
         let mut config: postgres::Config =
             url.parse().map_err(|e: postgres::Error| PgError::Url {
@@ -224,15 +243,15 @@ impl PgIndex {
         // queries (250 ms of a 1.1 s stats query at 1 GB); sorts and
         // groups of a stats query fit in memory.
         config.options("-c jit=off -c work_mem=64MB");
-        let mut client = config
+        let client = config
             .connect(postgres::NoTls)
             .map_err(|e| PgError::Connect {
                 url: shown.clone(),
                 message: describe(&e),
             })?;
-        schema::ensure(&mut client, &shown, migrate)?;
         Ok(PgIndex {
             client: std::sync::Mutex::new(client),
+            checked: std::sync::atomic::AtomicBool::new(false),
             config,
             url: shown,
             machine: default_machine(),
@@ -247,13 +266,40 @@ impl PgIndex {
         self.user = user.to_string();
     }
 
-    /// Returns the connection (one statement at a time).
-    pub(crate) fn db(&self) -> std::sync::MutexGuard<'_, postgres::Client> {
+    /// Returns the connection (one statement at a time), after checking
+    /// the server's schema if that is not done yet.
+    pub(crate) fn db(&self) -> Result<std::sync::MutexGuard<'_, postgres::Client>, PgError> {
+        let mut db = self.db_unchecked();
+        if !self.checked.load(std::sync::atomic::Ordering::Relaxed) {
+            schema::ensure(&mut db, &self.url, false)?;
+            self.checked
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(db)
+    }
+
+    /// Returns the connection without checking the schema: for statements
+    /// that check it themselves ([`PgIndex::schema_seen`]).
+    pub(crate) fn db_unchecked(&self) -> std::sync::MutexGuard<'_, postgres::Client> {
         // A panic while holding the lock leaves the connection usable: any
         // open transaction was dropped (rolled back) on the way out.
         self.client
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Takes the schema version a statement read alongside its answer:
+    /// refuses a server this agentlog cannot read.
+    pub(crate) fn schema_seen(&self, version: Option<i32>) -> Result<(), PgError> {
+        schema::verdict(&self.url, version.unwrap_or(0).max(0) as u32)?;
+        self.checked
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Whether the schema is known to be this agentlog's.
+    pub(crate) fn schema_checked(&self) -> bool {
+        self.checked.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Returns the URL (without its password).
@@ -263,7 +309,7 @@ impl PgIndex {
 
     /// Runs the missing migrations; returns the versions applied.
     pub fn migrate(&self) -> Result<Vec<u32>, PgError> {
-        schema::ensure(&mut self.db(), &self.url, true)
+        schema::ensure(&mut self.db_unchecked(), &self.url, true)
     }
 
     pub(crate) fn err(&self, context: &str, e: &postgres::Error) -> PgError {

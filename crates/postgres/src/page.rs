@@ -23,7 +23,7 @@ impl PgIndex {
                    SELECT 1 FROM usage u WHERE u.session = s.id AND u.model = $3))
               AND ($4::bigint IS NULL OR s.updated_ms >= $4)
               AND ($5::bigint IS NULL OR s.updated_ms < $5)";
-        let mut db = self.db();
+        let mut db = self.db()?;
         let total: i64 = db
             .query_one(
                 &format!("SELECT count(*) FROM sessions s {filter}"),
@@ -82,7 +82,7 @@ impl PgIndex {
     }
 
     fn facets(&self, sql: &str, what: &str) -> Result<Vec<Facet>, PgError> {
-        let rows = self.db().query(sql, &[]).map_err(|e| self.err(what, &e))?;
+        let rows = self.db()?.query(sql, &[]).map_err(|e| self.err(what, &e))?;
         Ok(rows
             .iter()
             .map(|r| Facet {
@@ -98,7 +98,7 @@ impl PgIndex {
         let mut prefix = dir.trim_end_matches('/').to_string();
         prefix.push('/');
         let rows = self
-            .db()
+            .db()?
             .query(
                 &format!(
                     "SELECT {INFO_COLUMNS} FROM sessions WHERE starts_with(path, $1)
@@ -114,7 +114,7 @@ impl PgIndex {
     /// pushed when machines share the path).
     pub fn original_at(&self, path: &str) -> Result<Vec<u8>, PgError> {
         let row = self
-            .db()
+            .db()?
             .query_opt(
                 "SELECT id FROM files WHERE path = $1 ORDER BY pushed_at DESC, id DESC LIMIT 1",
                 &[&path],

@@ -225,7 +225,8 @@ impl PgIndex {
                                 continue;
                             }
                             result = if k == 0 {
-                                self.apply(&mut self.db(), outcome, opts, &mut mine)
+                                self.db()
+                                    .and_then(|mut c| self.apply(&mut c, outcome, opts, &mut mine))
                             } else {
                                 match &mut own {
                                     Some(c) => self.apply(c, outcome, opts, &mut mine),
@@ -282,7 +283,7 @@ impl PgIndex {
             // The planner's statistics and the index's pending words, now
             // rather than when autovacuum comes by: the searches just
             // after a first push are planned from them.
-            self.db()
+            self.db()?
                 .execute("SELECT agentlog_after_bulk_push()", &[])
                 .map_err(|e| self.err("updating the server's statistics", &e))?;
         }
@@ -294,7 +295,7 @@ impl PgIndex {
         machine: &str,
     ) -> Result<std::collections::HashMap<String, ServerFile>, PgError> {
         let rows = self
-            .db()
+            .db()?
             .query(
                 "SELECT path, size, mtime_ns, lines, head_hash, tail_hash FROM files
                  WHERE machine = $1",

@@ -78,7 +78,7 @@ impl PgIndex {
         let projects: Vec<String> = p.projects.iter().map(|x| x.to_lowercase()).collect();
         let limit: Option<i64> = (p.limit > 0).then_some(p.limit as i64);
         let rows = self
-            .db()
+            .db()?
             .query(
                 &format!(
                     "SELECT {INFO_COLUMNS}
@@ -114,7 +114,7 @@ impl PgIndex {
         if p.without_tokens || p.bare {
             return Ok(out);
         }
-        let rows = self.db()
+        let rows = self.db()?
             .query(
                 "SELECT session, coalesce(model, 'unknown') m, count(*), sum(input)::bigint,
                         sum(output)::bigint, sum(cache_read)::bigint, sum(cache_write)::bigint
@@ -143,7 +143,7 @@ impl PgIndex {
     /// `id`), most recently updated first.
     pub fn find_session(&self, id: &str) -> Result<Vec<ServerSession>, PgError> {
         let rows = self
-            .db()
+            .db()?
             .query(
                 "SELECT s.id, s.session_id, s.machine, s.username, s.path, s.format,
                         EXISTS (SELECT 1 FROM chunks c WHERE c.file = s.id)
@@ -171,7 +171,7 @@ impl PgIndex {
     /// unless pushed with `--no-redact`).
     pub fn original(&self, file_id: i64) -> Result<Vec<u8>, PgError> {
         let rows = self
-            .db()
+            .db()?
             .query(
                 "SELECT start_offset, end_offset, data FROM chunks WHERE file = $1
                  ORDER BY start_offset",
@@ -214,7 +214,7 @@ impl PgIndex {
     /// Returns (entries, sessions, files) counts.
     pub fn counts(&self) -> Result<(u64, u64, u64), PgError> {
         let r = self
-            .db()
+            .db()?
             .query_one(
                 "SELECT (SELECT coalesce(sum(entries), 0)::bigint FROM sessions), (SELECT count(*) FROM sessions),
                         (SELECT count(*) FROM files)",
@@ -231,7 +231,7 @@ impl PgIndex {
     /// Returns the machines that pushed, with their session counts.
     pub fn machines(&self) -> Result<Vec<(String, u64)>, PgError> {
         let rows = self
-            .db()
+            .db()?
             .query(
                 "SELECT machine, count(*) FROM sessions GROUP BY 1 ORDER BY 1",
                 &[],

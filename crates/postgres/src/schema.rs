@@ -246,6 +246,26 @@ pub fn server_version(client: &mut postgres::Client, url: &str) -> Result<u32, P
     }
 }
 
+/// Says whether this agentlog can read a server at schema version `v`
+/// without migrating: an error naming the difference when not.
+pub fn verdict(url: &str, v: u32) -> Result<(), PgError> {
+    if v > SCHEMA_VERSION {
+        return Err(PgError::NewerSchema {
+            url: url.to_string(),
+            server: v,
+            ours: SCHEMA_VERSION,
+        });
+    }
+    if v < SCHEMA_VERSION {
+        return Err(PgError::NotMigrated {
+            url: url.to_string(),
+            server: v,
+            ours: SCHEMA_VERSION,
+        });
+    }
+    Ok(())
+}
+
 /// Checks the server's schema; runs the missing migrations when `migrate`
 /// is set (else a behind schema is an error saying to migrate). Returns the
 /// versions applied.
@@ -255,22 +275,10 @@ pub fn ensure(
     migrate: bool,
 ) -> Result<Vec<u32>, PgError> {
     let v = server_version(client, url)?;
-    if v > SCHEMA_VERSION {
-        return Err(PgError::NewerSchema {
-            url: url.to_string(),
-            server: v,
-            ours: SCHEMA_VERSION,
-        });
-    }
-    if v == SCHEMA_VERSION {
-        return Ok(Vec::new());
-    }
-    if !migrate {
-        return Err(PgError::NotMigrated {
-            url: url.to_string(),
-            server: v,
-            ours: SCHEMA_VERSION,
-        });
+    match verdict(url, v) {
+        Ok(()) => return Ok(Vec::new()),
+        Err(PgError::NotMigrated { .. }) if migrate => {}
+        Err(e) => return Err(e),
     }
     client
         .execute("SELECT pg_advisory_lock($1)", &[&MIGRATE_LOCK])

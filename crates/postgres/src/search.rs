@@ -17,7 +17,7 @@
 //! than the word index for the same text.
 
 use crate::words::{highlight_terms, tsquery, words};
-use crate::{PgError, PgIndex};
+use crate::{schema, PgError, PgIndex};
 use agentlog_index::{Hit, Mark, SearchParams};
 use postgres::types::{ToSql, Type};
 
@@ -169,7 +169,7 @@ impl PgIndex {
         let mut t = m.select("1", cap);
         t.sql = format!("SELECT count(*) FROM ({}) m", t.sql);
         let rows = t
-            .query(&mut self.db())
+            .query(&mut *self.db()?)
             .map_err(|e| self.err(&format!("counting matches of {:?}", p.query), &e))?;
         Ok(rows.first().map_or(0, |r| r.get::<_, i64>(0).max(0) as u64))
     }
@@ -225,22 +225,39 @@ impl PgIndex {
                                            0.0::float8) END) / 30.0::float8))
                               DESC, id DESC
                      LIMIT {limit_arg})
-             SELECT d.id, s.session_id, d.entry_id, s.path, s.agent, s.project,
-                    coalesce(s.title, s.first_prompt), d.role, d.ts_ms, d.line,
-                    d.text, d.thinking, d.tools, d.output, top.rank,
-                    (SELECT count(*) FROM m)
-             FROM top JOIN docs d ON d.id = top.id JOIN sessions s ON s.id = d.session",
+             SELECT h.*, (SELECT count(*) FROM m), v.version
+             FROM (SELECT max(version) AS version FROM refinery_schema_history) v
+             LEFT JOIN (
+               SELECT d.id, s.session_id, d.entry_id, s.path, s.agent, s.project,
+                      coalesce(s.title, s.first_prompt), d.role, d.ts_ms, d.line,
+                      d.text, d.thinking, d.tools, d.output, top.rank
+               FROM top JOIN docs d ON d.id = top.id JOIN sessions s ON s.id = d.session
+             ) h ON true",
             select = t.sql
         );
-        let rows = t
-            .query(&mut self.db())
-            .map_err(|e| self.err(&format!("searching for {:?}", p.query), &e))?;
+        // The schema's version comes with the answer (a row even when
+        // nothing matched): no statement of its own before the search.
+        let result = t.query(&mut self.db_unchecked());
+        let rows = match result {
+            Ok(rows) => rows,
+            Err(e) => {
+                if !self.schema_checked() {
+                    // Perhaps a server this agentlog cannot read: say so.
+                    schema::ensure(&mut self.db_unchecked(), self.url(), false)?;
+                }
+                return Err(self.err(&format!("searching for {:?}", p.query), &e));
+            }
+        };
+        self.schema_seen(rows.first().and_then(|r| r.get::<_, Option<i32>>(16)))?;
         let window = rows
             .first()
             .map_or(0, |r| r.get::<_, i64>(15).max(0) as u64);
         let hl = highlight_terms(&agentlog_index::terms(&p.query)?);
         let mut hits = Vec::with_capacity(rows.len());
         for r in rows {
+            if r.get::<_, Option<i64>>(0).is_none() {
+                continue;
+            }
             let cols: [String; 4] = [r.get(10), r.get(11), r.get(12), r.get(13)];
             let snippets: Vec<Snip> = cols.iter().map(|c| snippet(c, &hl)).collect();
             let best = (0..4)

@@ -63,7 +63,7 @@ impl PgIndex {
             },
         );
         let rows = self
-            .db()
+            .db()?
             .query(&sql, &params)
             .map_err(|e| self.err("counting tokens", &e))?;
         let mut groups: BTreeMap<String, StatRow> = BTreeMap::new();

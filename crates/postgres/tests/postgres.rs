@@ -157,6 +157,10 @@ fn parity(pg: &Throwaway) {
         }
         assert_eq!(server.len(), local.len(), "search {:?}", q.query);
         assert!(server == local, "search {:?}: other entries", q.query);
+        // Connected for reading (the schema checked by the search itself):
+        // the same hits in the same order.
+        let lazy = PgIndex::connect_lazily(&url).unwrap().search(&q).unwrap();
+        assert_eq!(lazy, db.search(&q).unwrap(), "search {:?}", q.query);
     }
     assert!(nonempty >= 10, "too few queries matched anything");
 
@@ -465,6 +469,25 @@ fn bad_input(pg: &Throwaway) {
     let e = PgIndex::connect(&newer, true).unwrap_err();
     assert!(matches!(e, PgError::NewerSchema { server: 99, .. }), "{e}");
     assert!(e.to_string().contains("upgrade agentlog"), "{e}");
+    // Connected for reading, the first statement refuses it: a search
+    // (which reads the version with its answer), and anything else.
+    let lazy = PgIndex::connect_lazily(&newer).unwrap();
+    let e = lazy.search(&SearchParams::new("the")).unwrap_err();
+    assert!(matches!(e, PgError::NewerSchema { server: 99, .. }), "{e}");
+    let lazy = PgIndex::connect_lazily(&newer).unwrap();
+    let e = lazy.sessions(&ListParams::default()).unwrap_err();
+    assert!(matches!(e, PgError::NewerSchema { server: 99, .. }), "{e}");
+    let lazy = PgIndex::connect_lazily(&newer).unwrap();
+    let e = lazy.stats(&StatsParams::default()).unwrap_err();
+    assert!(matches!(e, PgError::NewerSchema { server: 99, .. }), "{e}");
+    // A database without the schema: the search's own error is not what
+    // is said, but that the schema is missing.
+    let empty = pg.database("empty").unwrap();
+    let e = PgIndex::connect_lazily(&empty)
+        .unwrap()
+        .search(&SearchParams::new("the"))
+        .unwrap_err();
+    assert!(matches!(e, PgError::NotMigrated { server: 0, .. }), "{e}");
 
     // A connection dropped in the middle of a push: a clear error, then the
     // next push completes with nothing twice.

@@ -150,9 +150,10 @@ pub fn required(url: Option<&str>) -> anyhow::Result<String> {
     })
 }
 
-/// Connects to the team database for reading.
+/// Connects to the team database for reading (the schema is checked with
+/// the first statement).
 pub fn connect(url: &str) -> anyhow::Result<PgIndex> {
-    Ok(PgIndex::connect(url, false)?)
+    Ok(PgIndex::connect_lazily(url)?)
 }
 
 /// A session fetched from the server into a temporary directory (removed

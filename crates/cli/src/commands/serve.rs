@@ -115,7 +115,7 @@ pub fn cmd_serve(args: Args) -> anyhow::Result<ExitCode> {
 /// The team database at `url`, checked once before serving (a wrong
 /// address or password is said at start, not on the first page).
 fn shared(url: &str) -> anyhow::Result<Source> {
-    drop(crate::commands::db::connect(url)?);
+    drop(agentlog_postgres::PgIndex::connect(url, false)?);
     let url = url.to_string();
     Ok(Source::Shared {
         open: std::sync::Arc::new(move || {
