@@ -281,6 +281,27 @@ fn roles(pg: &Throwaway) {
         .execute("DELETE FROM files WHERE machine = 'b'", &[])
         .unwrap();
     assert_eq!(n, 0);
+    let n = raw
+        .execute(
+            "DELETE FROM doc_words w USING sessions s WHERE s.id = w.session AND s.machine = 'b'",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(n, 0);
+    let words: i64 = raw
+        .query_one(
+            "SELECT count(*) FROM doc_words WHERE owner <> current_user",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(words, 0, "another machine's words are visible");
+    // Its searches find its own entries only.
+    let hits = pa.search(&SearchParams::new("the")).unwrap();
+    assert!(!hits.is_empty());
+    assert!(hits
+        .iter()
+        .all(|h| h.path.starts_with(&*dir.path().join("a").to_string_lossy())));
     // Nor write rows as another role.
     let e = raw
         .execute(
