@@ -117,37 +117,34 @@ impl Matching {
         if !self.roles.is_empty() || !self.tools.is_empty() {
             from.push_str(" JOIN docs d ON d.id = w.id");
         }
-        if !self.roles.is_empty() {
-            let r = t.arg(self.roles.clone(), Type::TEXT_ARRAY);
-            cond.push_str(&format!(
-                " AND (lower(trim(d.role)) = ANY({r}) OR ('thinking' = ANY({r}) AND d.thinking_present))"
-            ));
-        }
-        if !self.tools.is_empty() {
-            let a = t.arg(self.tools.clone(), Type::TEXT_ARRAY);
-            cond.push_str(&format!(
-                " AND EXISTS (SELECT 1 FROM unnest(d.tool_names) n WHERE lower(trim(n)) = ANY({a}))"
-            ));
-        }
-        if !self.agents.is_empty() || !self.projects.is_empty() || !self.sessions.is_empty() {
-            from.push_str(" JOIN sessions s ON s.id = w.session");
-        }
-        if !self.agents.is_empty() {
-            let a = t.arg(self.agents.clone(), Type::TEXT_ARRAY);
-            cond.push_str(&format!(" AND lower(trim(s.agent)) = ANY({a})"));
-        }
-        if !self.projects.is_empty() {
-            let a = t.arg(self.projects.clone(), Type::TEXT_ARRAY);
-            cond.push_str(&format!(
-                " AND EXISTS (SELECT 1 FROM unnest({a}::text[]) n WHERE strpos(lower(s.project), n) > 0)"
-            ));
-        }
-        if !self.sessions.is_empty() {
-            let a = t.arg(self.sessions.clone(), Type::TEXT_ARRAY);
-            cond.push_str(&format!(
+        // Each list filter: its values as one array parameter, named in
+        // its clause.
+        let mut any_of = |values: &[String], clause: &dyn Fn(&str) -> String| {
+            if !values.is_empty() {
+                let a = t.arg(values.to_vec(), Type::TEXT_ARRAY);
+                cond.push_str(&clause(&a));
+            }
+        };
+        any_of(&self.roles, &|r| {
+            format!(" AND (lower(trim(d.role)) = ANY({r}) OR ('thinking' = ANY({r}) AND d.thinking_present))")
+        });
+        any_of(&self.tools, &|a| {
+            format!(" AND EXISTS (SELECT 1 FROM unnest(d.tool_names) n WHERE lower(trim(n)) = ANY({a}))")
+        });
+        any_of(&self.agents, &|a| {
+            format!(" AND lower(trim(s.agent)) = ANY({a})")
+        });
+        any_of(&self.projects, &|a| {
+            format!(" AND EXISTS (SELECT 1 FROM unnest({a}::text[]) n WHERE strpos(lower(s.project), n) > 0)")
+        });
+        any_of(&self.sessions, &|a| {
+            format!(
                 " AND EXISTS (SELECT 1 FROM unnest({a}::text[]) n
                              WHERE starts_with(s.session_id, n) OR s.path = n)"
-            ));
+            )
+        });
+        if !self.agents.is_empty() || !self.projects.is_empty() || !self.sessions.is_empty() {
+            from.push_str(" JOIN sessions s ON s.id = w.session");
         }
         let limit = t.arg(limit, Type::INT8);
         t.sql = format!(
