@@ -605,16 +605,17 @@ fn write_session(
         }
         // COPY does not run under row-level security: rows go through a
         // temporary table (emptied at commit, each row given its id there)
-        // and one INSERT per table.
+        // and one INSERT per table. Its name has the schema's version: a
+        // pooled server connection may keep another agentlog's.
         tx.batch_execute(
-            "CREATE TEMP TABLE IF NOT EXISTS docs_in(id bigint DEFAULT nextval('docs_id_seq'),
+            "CREATE TEMP TABLE IF NOT EXISTS docs_v2_in(id bigint DEFAULT nextval('docs_id_seq'),
                session bigint, entry_id text, line bigint,
                ts_ms bigint, role text, kind text, counted smallint, tool_calls integer,
                tool_names text[], thinking_present boolean, text text, thinking text,
                tools text, output text, words tsvector) ON COMMIT DELETE ROWS",
         )?;
         let mut w = tx.copy_in(
-            "COPY docs_in(session, entry_id, line, ts_ms, role, kind, counted, tool_calls,
+            "COPY docs_v2_in(session, entry_id, line, ts_ms, role, kind, counted, tool_calls,
                tool_names, thinking_present, text, thinking, tools, output, words) FROM STDIN",
         )?;
         // A write error surfaces again, with the server's message, at finish.
@@ -624,9 +625,9 @@ fn write_session(
             "INSERT INTO docs(id, session, entry_id, line, ts_ms, role, kind, counted, tool_calls,
                tool_names, thinking_present, text, thinking, tools, output)
              SELECT id, session, entry_id, line, ts_ms, role, kind, counted, tool_calls,
-               tool_names, thinking_present, text, thinking, tools, output FROM docs_in;
+               tool_names, thinking_present, text, thinking, tools, output FROM docs_v2_in;
              INSERT INTO doc_words(id, session, ts_ms, words)
-             SELECT id, session, ts_ms, words FROM docs_in",
+             SELECT id, session, ts_ms, words FROM docs_v2_in",
         )?;
     }
     if !usage.is_empty() {
