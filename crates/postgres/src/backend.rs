@@ -68,6 +68,11 @@ impl PgIndex {
             )
             .map_err(|e| self.err("reading the responses of files that are gone", &e))?
             .get(0);
+        if !recount.is_empty() {
+            // Before deleting (see agentlog_lock_responses).
+            tx.execute("SELECT agentlog_lock_responses($1)", &[&recount])
+                .map_err(|e| self.err("waiting for the responses of files that are gone", &e))?;
+        }
         let n = tx
             .execute(
                 "DELETE FROM files WHERE machine = $1 AND NOT (path = ANY($2))",

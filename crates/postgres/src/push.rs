@@ -429,9 +429,17 @@ impl PgIndex {
         };
         // The response ids whose first row may change: those of the rows
         // removed and of the rows added.
-        let mut recount: Vec<String> = Vec::new();
+        let mut recount: Vec<String> = match &p.extracted {
+            Some(x) => new_rows(x, &p.mode)
+                .1
+                .iter()
+                .filter_map(|u| u.response_id.as_deref())
+                .map(|r| copy::clean(r).into_owned())
+                .collect(),
+            None => Vec::new(),
+        };
         if whole {
-            recount = tx
+            let old: Vec<String> = tx
                 .query_one(
                     "SELECT coalesce(array_agg(DISTINCT response_id), '{}') FROM usage
                      WHERE session = $1 AND response_id IS NOT NULL",
@@ -439,6 +447,14 @@ impl PgIndex {
                 )
                 .map_err(|e| err("reading its old responses", &e))?
                 .get(0);
+            recount.extend(old);
+            recount.sort_unstable();
+            recount.dedup();
+            if !recount.is_empty() {
+                // Before deleting (see agentlog_lock_responses).
+                tx.execute("SELECT agentlog_lock_responses($1)", &[&recount])
+                    .map_err(|e| err("waiting for its responses", &e))?;
+            }
             tx.execute("DELETE FROM chunks WHERE file = $1", &[&id])
                 .map_err(|e| err("removing its old bytes", &e))?;
             tx.execute("DELETE FROM sessions WHERE id = $1", &[&id])
@@ -474,13 +490,6 @@ impl PgIndex {
         .map_err(|e| err("updating its row", &e))?;
         if let Some(x) = &p.extracted {
             write_session(&mut tx, id, p, x, opts).map_err(|e| err("storing its entries", &e))?;
-            let (_, usage) = new_rows(x, &p.mode);
-            recount.extend(
-                usage
-                    .iter()
-                    .filter_map(|u| u.response_id.as_deref())
-                    .map(|r| copy::clean(r).into_owned()),
-            );
         }
         if !recount.is_empty() {
             recount.sort_unstable();

@@ -210,13 +210,24 @@ UPDATE usage SET counted = false
  WHERE response_id IS NOT NULL
    AND id NOT IN (SELECT min(id) FROM usage WHERE response_id IS NOT NULL GROUP BY response_id);
 
+-- Pushes touching the same response ids wait for each other (locks taken
+-- in one order, held to the end of the transaction), so each recount sees
+-- the other's committed rows. A push that deletes rows takes them first:
+-- deleting, then waiting for a lock held by a recount waiting on the
+-- deleted rows, would deadlock.
+CREATE FUNCTION agentlog_lock_responses(ids text[]) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE r text;
+BEGIN
+  FOR r IN SELECT DISTINCT x FROM unnest(ids) x WHERE x IS NOT NULL ORDER BY x LOOP
+    PERFORM pg_advisory_xact_lock(hashtextextended(r, 0));
+  END LOOP;
+END $$;
+GRANT EXECUTE ON FUNCTION agentlog_lock_responses(text[]) TO agentlog_pusher;
 CREATE FUNCTION agentlog_recount(ids text[]) RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 BEGIN
-  -- Pushes recounting the same response ids wait for each other (locks
-  -- taken in one order), so each sees the other's committed rows.
-  PERFORM pg_advisory_xact_lock(hashtextextended(r, 0))
-     FROM (SELECT DISTINCT r FROM unnest(ids) r WHERE r IS NOT NULL ORDER BY r) l;
+  PERFORM agentlog_lock_responses(ids);
   -- Each row of these responses found by the index, and the first row of
   -- its response too (the index holds ids in order).
   UPDATE usage u SET counted = NOT u.counted
