@@ -157,6 +157,14 @@ impl Index {
     /// file of `paths`, `None` for a path not in the catalog.
     pub fn sessions_at(&self, paths: &[String]) -> Result<Vec<Option<SessionInfo>>, IndexError> {
         use rusqlite::OptionalExtension;
+        // One read transaction for all the statements below, not one each
+        // (each takes and drops the database's shared lock: a third of
+        // listing every session). Inside a caller's transaction, that one.
+        let _read = if self.conn.is_autocommit() {
+            Some(self.conn.unchecked_transaction().at(&self.path)?)
+        } else {
+            None
+        };
         let mut out = Vec::with_capacity(paths.len());
         for p in paths {
             // By the file's row (its path is indexed; a session has its
