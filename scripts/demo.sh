@@ -27,15 +27,18 @@ al() {
 al formats
 al ls --limit 12
 al ls --agent claude --since 7d --limit 5
-first_pi=$(find "$home/.pi" -name '*.jsonl' | sort | head -n 1)
-first_claude=$(find "$home/.claude/projects" -maxdepth 2 -name '*.jsonl' | sort | head -n 1)
+# `sed -n` rather than `head` where a pipeline is cut short: head exits
+# early, the writer before it may die of SIGPIPE, and pipefail ends the
+# demo (whether it does depends on timing).
+first_pi=$(find "$home/.pi" -name '*.jsonl' | sort | sed -n 1p)
+first_claude=$(find "$home/.claude/projects" -maxdepth 2 -name '*.jsonl' | sort | sed -n 1p)
 claude_id=$(basename "$first_claude" .jsonl)
-al show "${claude_id:0:8}" | head -n 40
+al show "${claude_id:0:8}" | sed -n 1,40p
 branched_pi=$(grep -l '"parentId"' "$home"/.pi/agent/sessions/*/*.jsonl | while read -r f; do
-  if [ "$(grep -o '"parentId":"[0-9a-f]*"' "$f" | sort | uniq -d | head -n 1)" ]; then echo "$f"; break; fi
-done)
+  if [ "$(grep -o '"parentId":"[0-9a-f]*"' "$f" | sort | uniq -d | sed -n 1p)" ]; then echo "$f"; fi
+done | sed -n 1p)
 al tree "${branched_pi:-$first_pi}" | tail -n 16
-al context "$first_pi" | head -n 20
+al context "$first_pi" | sed -n 1,20p
 al export "$first_pi" --to markdown -o "$root/pi-session.md"
 echo "(wrote $root/pi-session.md: $(wc -l < "$root/pi-session.md") lines)"
 al convert "$first_claude" --to codex -o "$root/from-claude.codex.jsonl"
@@ -55,14 +58,14 @@ env -i HOME="$home" PATH="$PATH" TZ=UTC XDG_DATA_HOME="$home/.local/share" XDG_C
 serve_pid=$!
 url=""
 for _ in $(seq 1 100); do
-  url=$(grep -o 'http://127.0.0.1:[0-9]*/' "$serve_log" | head -n 1 || true)
+  url=$(grep -o 'http://127.0.0.1:[0-9]*/' "$serve_log" | sed -n 1p || true)
   [ -n "$url" ] && break
   sleep 0.1
 done
 if [ -n "$url" ]; then
   echo "serving the example sessions at $url"
   if command -v curl >/dev/null 2>&1; then
-    echo "(the list page: $(curl -s "$url" | grep -o '[0-9,]* found' | head -n 1))"
+    echo "(the list page: $(curl -s "$url" | grep -o '[0-9,]* found' | sed -n 1p))"
   fi
 else
   echo "(serve did not start: $(cat "$serve_log"))"
