@@ -99,11 +99,12 @@ impl Matching {
         }))
     }
 
-    /// Writes `SELECT {columns} FROM …` of the entries matched, newest
-    /// first, at most `limit`: the words of each entry (`w`, a narrow
-    /// table) with the query `q`, joined to the entry's other columns
-    /// (`d`) and its session (`s`) only when a filter needs them.
-    fn select(&self, columns: &str, limit: i64) -> Typed {
+    /// Writes `SELECT {columns} FROM …` of the entries matched, at most
+    /// `limit`, the newest first when `newest` (a count needs no order):
+    /// the words of each entry (`w`, a narrow table) with the query `q`,
+    /// joined to the entry's other columns (`d`) and its session (`s`) only
+    /// when a filter needs them.
+    fn select(&self, columns: &str, limit: i64, newest: bool) -> Typed {
         let mut t = Typed::new();
         let q = t.arg(self.q.clone(), Type::TEXT);
         let mut from = String::from("doc_words w");
@@ -149,7 +150,8 @@ impl Matching {
         let limit = t.arg(limit, Type::INT8);
         t.sql = format!(
             "SELECT {columns} FROM {from}, CAST({q}::text AS tsquery) q
-             WHERE {cond} ORDER BY w.id DESC LIMIT {limit}"
+             WHERE {cond} {order} LIMIT {limit}",
+            order = if newest { "ORDER BY w.id DESC" } else { "" }
         );
         t
     }
@@ -163,7 +165,7 @@ impl PgIndex {
             return Ok(0);
         };
         let cap = i64::try_from(cap).unwrap_or(i64::MAX);
-        let mut t = m.select("1", cap);
+        let mut t = m.select("1", cap, false);
         t.sql = format!("SELECT count(*) FROM ({}) m", t.sql);
         let rows = t
             .query(&mut *self.db()?)
@@ -210,6 +212,7 @@ impl PgIndex {
         let mut t = m.select(
             "w.id, w.ts_ms, ts_rank('{0.2, 0.3, 0.5, 1.0}', w.words, q)::float8 AS rank",
             candidates,
+            true,
         );
         let now_arg = t.arg(now, Type::INT8);
         let limit_arg = t.arg(limit as i64, Type::INT8);
