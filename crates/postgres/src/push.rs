@@ -448,8 +448,10 @@ impl PgIndex {
                 .map_err(|e| err("reading its old responses", &e))?
                 .get(0);
             recount.extend(old);
-            recount.sort_unstable();
-            recount.dedup();
+        }
+        recount.sort_unstable();
+        recount.dedup();
+        if whole {
             if !recount.is_empty() {
                 // Before deleting (see agentlog_lock_responses).
                 tx.execute("SELECT agentlog_lock_responses($1)", &[&recount])
@@ -492,8 +494,6 @@ impl PgIndex {
             write_session(&mut tx, id, p, x, opts).map_err(|e| err("storing its entries", &e))?;
         }
         if !recount.is_empty() {
-            recount.sort_unstable();
-            recount.dedup();
             tx.execute("SELECT agentlog_recount($1)", &[&recount])
                 .map_err(|e| err("counting its responses", &e))?;
         }

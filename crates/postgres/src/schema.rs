@@ -306,12 +306,8 @@ pub fn ensure(
 fn run(client: &mut postgres::Client, url: &str) -> Result<Vec<u32>, PgError> {
     // Another machine may have migrated while this one waited for the lock.
     let v = server_version(client, url)?;
-    if v > SCHEMA_VERSION {
-        return Err(PgError::NewerSchema {
-            url: url.to_string(),
-            server: v,
-            ours: SCHEMA_VERSION,
-        });
+    if let Err(e @ PgError::NewerSchema { .. }) = verdict(url, v) {
+        return Err(e);
     }
     let migrations = MIGRATIONS
         .iter()
