@@ -41,6 +41,7 @@ pub mod schema;
 mod search;
 mod stats;
 pub mod throwaway;
+mod typed;
 pub mod words;
 
 pub use push::{PushOptions, PushProgress, PushReport};

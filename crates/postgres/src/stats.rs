@@ -5,9 +5,11 @@
 //! first row, which pushes mark: `usage.counted`, see [`crate::schema`]),
 //! UTC days, cost from the recorded cost or the price table.
 
+use crate::typed::Typed;
 use crate::{PgError, PgIndex};
 use agentlog_index::prices;
 use agentlog_index::{GroupBy, StatRow, Stats, StatsParams};
+use postgres::types::Type;
 use std::collections::BTreeMap;
 
 fn key_sql(by: GroupBy) -> &'static str {
@@ -31,28 +33,31 @@ impl PgIndex {
         let join = !agents.is_empty()
             || !projects.is_empty()
             || matches!(p.by, GroupBy::Project | GroupBy::Agent);
-        let mut filters = String::new();
-        let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![&p.since_ms, &p.until_ms];
+        let mut t = Typed::new();
+        let mut cond = String::from("u.counted");
+        if let Some(since) = p.since_ms {
+            cond.push_str(&format!(" AND u.ts_ms >= {}", t.arg(since, Type::INT8)));
+        }
+        if let Some(until) = p.until_ms {
+            cond.push_str(&format!(" AND u.ts_ms < {}", t.arg(until, Type::INT8)));
+        }
         if !agents.is_empty() {
-            params.push(&agents);
-            filters.push_str(&format!(" AND lower(s.agent) = ANY(${})", params.len()));
+            let a = t.arg(agents, Type::TEXT_ARRAY);
+            cond.push_str(&format!(" AND lower(s.agent) = ANY({a})"));
         }
         if !projects.is_empty() {
-            params.push(&projects);
-            filters.push_str(&format!(
-                " AND EXISTS (SELECT 1 FROM unnest(${}::text[]) n WHERE strpos(lower(s.project), n) > 0)",
-                params.len()
+            let a = t.arg(projects, Type::TEXT_ARRAY);
+            cond.push_str(&format!(
+                " AND EXISTS (SELECT 1 FROM unnest({a}::text[]) n WHERE strpos(lower(s.project), n) > 0)"
             ));
         }
-        let sql = format!(
+        t.sql = format!(
             "SELECT ({key})::text AS k, u.model, u.cost_usd IS NOT NULL, count(*),
                     sum(u.input)::bigint, sum(u.output)::bigint, sum(u.cache_read)::bigint,
                     sum(u.cache_write)::bigint, sum(u.reasoning)::bigint, sum(u.cost_usd),
                     (u.input + u.cache_read + u.cache_write) > {tier}
              FROM usage u {from}
-             WHERE u.counted
-               AND ($1::bigint IS NULL OR u.ts_ms >= $1)
-               AND ($2::bigint IS NULL OR u.ts_ms < $2){filters}
+             WHERE {cond}
              GROUP BY 1, 2, 3, 11",
             key = key_sql(p.by),
             tier = prices::TIER_TOKENS,
@@ -62,9 +67,8 @@ impl PgIndex {
                 ""
             },
         );
-        let rows = self
-            .db()?
-            .query(&sql, &params)
+        let rows = t
+            .query(&mut *self.db()?)
             .map_err(|e| self.err("counting tokens", &e))?;
         let mut groups: BTreeMap<String, StatRow> = BTreeMap::new();
         for r in rows {
