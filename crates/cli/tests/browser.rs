@@ -354,40 +354,26 @@ fn serve_and_export_in_chromium() {
     // The exports, through the real command.
     let out_dir = home.join("exports");
     std::fs::create_dir_all(&out_dir).unwrap();
-    let export = out_dir.join("long.html");
-    let r = env.run(&[
-        "export",
-        long.to_str().unwrap(),
-        "--to",
-        "html",
-        "-o",
-        export.to_str().unwrap(),
-    ]);
-    assert_eq!(r.status, 0, "{}", r.stderr);
-    let branch_export = out_dir.join("branch.html");
-    let r = env.run(&[
-        "export",
-        branch.to_str().unwrap(),
-        "--to",
-        "html",
-        "-o",
-        branch_export.to_str().unwrap(),
-    ]);
-    assert_eq!(r.status, 0, "{}", r.stderr);
-    let mut hostile_exports = Vec::new();
-    for (i, p) in hostile_paths.iter().enumerate() {
-        let o = out_dir.join(format!("hostile-{i}.html"));
+    let export_html = |session: &Path, name: &str| -> PathBuf {
+        let out = out_dir.join(name);
         let r = env.run(&[
             "export",
-            p.to_str().unwrap(),
+            session.to_str().unwrap(),
             "--to",
             "html",
             "-o",
-            o.to_str().unwrap(),
+            out.to_str().unwrap(),
         ]);
         assert_eq!(r.status, 0, "{}", r.stderr);
-        hostile_exports.push(o);
-    }
+        out
+    };
+    let export = export_html(&long, "long.html");
+    let branch_export = export_html(&branch, "branch.html");
+    let mut hostile_exports: Vec<PathBuf> = hostile_paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| export_html(p, &format!("hostile-{i}.html")))
+        .collect();
     let all = home.join("all-exports");
     let r = env.run(&[
         "export",
