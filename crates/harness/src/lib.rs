@@ -257,7 +257,8 @@ async fn handle(
     let items = items(api, &rec.body);
     let (prompt, step) = prompt_and_step(&items);
     let tools = has_tools(&rec.body);
-    let mut reply = lock(&shared.script).reply_for(&prompt, step, tools);
+    let closing = items.last().map(Item::text).unwrap_or_default();
+    let mut reply = lock(&shared.script).reply_to(&prompt, step, tools, &closing);
     // Side requests that want structured output (routing, titles) get a
     // valid instance of their schema instead of the fallback text.
     if !tools {

@@ -53,11 +53,22 @@ impl Script {
     /// declared tools (requests without tools get the fallback unless the rule
     /// says `any_request`).
     pub fn reply_for(&self, prompt: &str, step: usize, has_tools: bool) -> Reply {
+        self.reply_to(prompt, step, has_tools, "")
+    }
+
+    /// As [`Script::reply_for`], with `closing`, the text the request ends
+    /// with, for the rules that look there ([`Rule::closing`]).
+    pub fn reply_to(&self, prompt: &str, step: usize, has_tools: bool, closing: &str) -> Reply {
         for rule in &self.rules {
             if !has_tools && !rule.any_request {
                 continue;
             }
-            if !prompt.contains(&rule.when) {
+            let (text, step) = if rule.closing {
+                (closing, 0)
+            } else {
+                (prompt, step)
+            };
+            if !text.contains(&rule.when) {
                 continue;
             }
             return match rule.steps.get(step) {
@@ -84,6 +95,12 @@ pub struct Rule {
     /// Also answer requests that declare no tools (compaction, titles).
     #[serde(default)]
     pub any_request: bool,
+    /// Look for `when` in the text the request ends with instead of the
+    /// latest prompt, and answer with the first step: an instruction an
+    /// agent puts after tool results (Claude Code's `/compact` does) is not
+    /// a prompt.
+    #[serde(default)]
+    pub closing: bool,
 }
 
 impl Rule {
@@ -93,6 +110,7 @@ impl Rule {
             when: when.into(),
             steps: Vec::new(),
             any_request: false,
+            closing: false,
         }
     }
 
@@ -105,6 +123,12 @@ impl Rule {
     /// Makes the rule answer requests without tools too.
     pub fn any_request(mut self) -> Self {
         self.any_request = true;
+        self
+    }
+
+    /// Makes the rule look at the text the request ends with.
+    pub fn closing(mut self) -> Self {
+        self.closing = true;
         self
     }
 }
@@ -174,6 +198,31 @@ mod tests {
         assert_eq!(s.reply_for("please list", 1, true), vec![text("two files")]);
         assert_eq!(s.reply_for("please list", 0, true).len(), 2);
         assert_eq!(s.reply_for("other", 0, true), vec![text("hello")]);
+    }
+
+    #[test]
+    fn a_closing_rule_looks_at_the_end_of_the_request() {
+        let s = Script::with_rule(Rule::new("summarize").closing().then(vec![text("summary")]))
+            .rule(
+                Rule::new("list")
+                    .then(vec![text("calling")])
+                    .then(vec![text("two files")]),
+            );
+        // The latest prompt is "please list"; the request ends with an
+        // instruction beside the tool results.
+        assert_eq!(
+            s.reply_to("please list", 1, true, "now summarize"),
+            vec![text("summary")]
+        );
+        assert_eq!(
+            s.reply_to("please list", 1, true, "tool output"),
+            vec![text("two files")]
+        );
+        // A prompt that says it is not enough.
+        assert_eq!(
+            s.reply_to("list and summarize", 0, true, "tool output"),
+            vec![text("calling")]
+        );
         assert_eq!(s.reply_for("please list", 0, false), vec![text("ok")]);
         assert!(
             matches!(&s.reply_for("please list", 5, true)[0], Part::Text(t) if t.contains("no step 5"))

@@ -8,7 +8,7 @@
 mod common;
 
 use agentlog_formats::registry;
-use common::{assert_holds, session_items, Expect};
+use common::{assert_compacted, assert_holds, session_items, Expect};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -27,12 +27,17 @@ fn values(bytes: &[u8]) -> Vec<Value> {
 }
 
 fn check(agent: &'static str, file: &str, expect: Expect) {
+    check_with(agent, file, |s| {
+        assert_holds(&session_items(s), &expect, file);
+    });
+}
+
+fn check_with(agent: &'static str, file: &str, holds: impl Fn(&agentlog_model::Session)) {
     let path = fixture(file);
     let format = registry::detect(&path).unwrap();
     assert_eq!(format.name(), agent, "{file} detected as {}", format.name());
     let read = format.read_path(&path).unwrap();
-    let items = session_items(&read.session);
-    assert_holds(&items, &expect, file);
+    holds(&read.session);
     let usage = read.session.total_usage();
     assert!(usage.input > 0 && usage.output > 0, "{file}: {usage:?}");
     let mut out = Vec::new();
@@ -77,4 +82,32 @@ fn gemini_cli_0_61_0_session() {
 #[test]
 fn pi_0_73_1_session() {
     check("pi", "pi-0.73.1.jsonl", history("pi"));
+}
+
+#[test]
+fn claude_code_2_1_330_compacted_by_its_compact_command() {
+    check_with("claude", "compacted-claude-2.1.330.jsonl", |s| {
+        assert_compacted(s, "claude")
+    });
+}
+
+#[test]
+fn codex_0_169_0_compacted_on_its_own() {
+    check_with("codex", "compacted-codex-0.169.0.jsonl", |s| {
+        assert_compacted(s, "codex")
+    });
+}
+
+#[test]
+fn gemini_cli_0_61_0_compressed_on_its_own() {
+    check_with("gemini", "compacted-gemini-0.61.0.jsonl", |s| {
+        assert_compacted(s, "gemini")
+    });
+}
+
+#[test]
+fn pi_0_73_1_compacted_on_its_own() {
+    check_with("pi", "compacted-pi-0.73.1.jsonl", |s| {
+        assert_compacted(s, "pi")
+    });
 }

@@ -4,12 +4,14 @@
 //!
 //! 1. every CLI writes a real session (thinking, a shell call, a file write,
 //!    a second turn by resuming the session) that agentlog reads completely
-//!    and writes back byte-for-byte in its own format;
+//!    and writes back in its own format as the same JSON values;
 //! 2. the 4x4 matrix: every session continued in every agent through
 //!    `agentlog resume --in T`, with the whole prior history reaching the
 //!    model as structured items, T appending to the file agentlog wrote, and
 //!    agentlog reading the appended file;
-//! 3. the same through agentlog's unified JSON, with and without `--from`.
+//! 3. the same through agentlog's unified JSON, with and without `--from`;
+//! 4. every CLI compacts a real session (`real_agents_compact`), which
+//!    agentlog reads with the turns before and after the compaction.
 //!
 //! With `CI` set a CLI that cannot be installed fails the test; elsewhere
 //! the test prints that it skipped and why.
@@ -178,23 +180,27 @@ fn check_read_completely(g: &Generated) {
         "{}: the token usage the file records was not read: {usage:?}",
         g.agent
     );
-    let back = g.sandbox.project.join(format!("roundtrip-{}", g.agent));
+    check_written_back(&g.sandbox, g.agent, &g.file);
+}
+
+/// Converts `file` to its own format with agentlog and compares.
+fn check_written_back(sandbox: &Sandbox, agent: &str, file: &Path) {
+    let back = sandbox.project.join(format!("roundtrip-{agent}"));
     agentlog(
-        &g.sandbox,
+        sandbox,
         &[
             "convert",
-            &g.file.display().to_string(),
+            &file.display().to_string(),
             "--to",
-            g.agent,
+            agent,
             "-o",
             &back.display().to_string(),
         ],
     );
     assert_eq!(
-        json_values(&g.file),
+        json_values(file),
         json_values(&back),
-        "{}: reading and writing back in its own format must give the same JSON values",
-        g.agent
+        "{agent}: reading and writing back in its own format must give the same JSON values",
     );
 }
 
@@ -421,6 +427,100 @@ fn real_agents_conformance_matrix() {
             failures.join("\n\n")
         );
     });
+}
+
+/// Each agent compacts a real session (Claude Code by `/compact`, the
+/// others on their own at a low threshold) between a turn with thinking and
+/// a tool call and a later turn. agentlog must read the turn before, the
+/// compaction with the summary the model wrote, and the turn after, in that
+/// order on the active branch; list one session; show the compaction; and
+/// write the file back in its own format as the same JSON values.
+#[test]
+fn real_agents_compact() {
+    run_or_skip(|| {
+        for a in AGENTS {
+            cli(a);
+        }
+        let server = server(agentlog_harness::Script::default());
+        let url = server.url();
+        let sandboxes: Vec<Sandbox> = AGENTS.iter().map(|&a| Sandbox::new(a, &url)).collect();
+        let projects: Vec<(&str, PathBuf)> = sandboxes
+            .iter()
+            .map(|s| (s.agent, s.project.clone()))
+            .collect();
+        let mut script = shared_script(&projects).rule(
+            agentlog_harness::Rule::new("omega").then(vec![agentlog_harness::text("omega-answer")]),
+        );
+        // Claude Code's `/compact` asks for the summary beside the last tool
+        // results (the latest prompt is still "alpha …"); the others'
+        // summary requests match no rule and get the fallback.
+        script.rules.insert(
+            0,
+            agentlog_harness::Rule::new("create a detailed summary")
+                .any_request()
+                .closing()
+                .then(vec![agentlog_harness::text(SUMMARY)]),
+        );
+        script.fallback = vec![agentlog_harness::text(SUMMARY)];
+        server.set_script(script);
+        let failures: Vec<String> = std::thread::scope(|scope| {
+            let handles: Vec<_> = sandboxes
+                .into_iter()
+                .map(|sb| {
+                    scope.spawn(move || {
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compacted(sb)))
+                            .err()
+                            .map(|e| panic_text(&e))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .filter_map(|h| h.join().unwrap())
+                .collect()
+        });
+        assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    });
+}
+
+fn compacted(sandbox: Sandbox) {
+    let agent = sandbox.agent;
+    // pi compacts when a turn ends, Codex and Gemini CLI when the next one
+    // starts (Codex also between the rounds of a turn): pi's threshold is
+    // lowered before the first turn, theirs after it.
+    if agent == "pi" {
+        sandbox.enable_compaction();
+    }
+    sandbox.run(
+        &sandbox.project,
+        &format!("alpha {agent}: list the files"),
+        None,
+    );
+    if agent != "pi" {
+        sandbox.enable_compaction();
+    }
+    let file = sandbox.newest_session();
+    sandbox.compact(&file);
+    let arg = sandbox.resume_arg(&file);
+    sandbox.run(
+        &sandbox.project,
+        &format!("omega {agent}: go on"),
+        Some(&arg),
+    );
+    keep(&file, &format!("compacted/{agent}"));
+    assert_eq!(
+        listed_sessions(&sandbox),
+        1,
+        "{agent}: a compacted session must be listed once"
+    );
+    let session = read_session(&sandbox, &file);
+    assert_compacted(&session, agent);
+    let shown = agentlog(&sandbox, &["show", &file.display().to_string()]);
+    assert!(
+        shown.contains("compaction") && shown.contains(SUMMARY),
+        "{agent}: show does not print the compaction:\n{shown}"
+    );
+    check_written_back(&sandbox, agent, &file);
 }
 
 fn panic_text(e: &Box<dyn std::any::Any + Send>) -> String {

@@ -13,7 +13,13 @@
 //!   version at the earlier position (the earlier line stays as a
 //!   `superseded` event, so its tokens are not counted twice); `$set.messages`
 //!   is a checkpoint that clears the conversation and rebuilds it from the
-//!   messages it holds (a new root); `$rewindTo` drops that message and
+//!   messages it holds (a new root), except after a compression: a
+//!   checkpoint holding a summary the CLI's model acknowledged (`Got it.
+//!   Thanks for the additional context!`) goes on from the conversation
+//!   under a compaction entry with that summary (both messages marked
+//!   injected), and later checkpoints holding the same summary go on from
+//!   that compaction, so the compressed turns stay on the active branch, as
+//!   they do for Claude Code and pi; `$rewindTo` drops that message and
 //!   everything after it (an unknown id drops everything), which leaves the
 //!   dropped part as a side branch. The active branch (root to leaf) is the
 //!   conversation the CLI would load.

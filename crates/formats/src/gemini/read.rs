@@ -3,7 +3,7 @@
 use super::wire::{message_record, record_id, record_message, CHECKPOINT};
 use super::{FORMAT_NAME, JSON, JSONL, NO_MESSAGES};
 use crate::{jsonl, Diagnostic, FormatError, Read};
-use agentlog_model::{Agent, Entry, EntryKind, Extra, Session, SessionMeta, Timestamp};
+use agentlog_model::{Agent, Entry, EntryKind, Extra, Role, Session, SessionMeta, Timestamp};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -185,6 +185,9 @@ struct Log {
     current: HashMap<String, usize>,
     superseded: HashSet<usize>,
     seen_ids: HashSet<String>,
+    /// Id of a compression's summary message -> the conversation up to and
+    /// including the compaction entry made for it.
+    compactions: HashMap<String, Vec<usize>>,
 }
 
 impl Log {
@@ -263,6 +266,26 @@ impl Log {
     }
 }
 
+/// What the CLI's model answers to the summary of a compressed history (the
+/// history it keeps is this pair, then the messages it did not compress).
+const COMPRESSION_ACK: &str = "Got it. Thanks for the additional context!";
+
+/// Where a checkpoint's messages hold a compression summary (a user message
+/// answered by [`COMPRESSION_ACK`]), and the summary.
+fn compression_summary(
+    messages: &[Option<(agentlog_model::Message, Option<Timestamp>)>],
+) -> Option<(usize, String)> {
+    messages.windows(2).enumerate().find_map(|(i, w)| {
+        let (Some((user, _)), Some((ack, _))) = (&w[0], &w[1]) else {
+            return None;
+        };
+        (user.role == Role::User
+            && ack.role == Role::Assistant
+            && ack.text_content().trim() == COMPRESSION_ACK)
+            .then(|| (i, user.text_content()))
+    })
+}
+
 /// Reads a current `session-*.jsonl` event log.
 fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
     let mut diags = Vec::new();
@@ -283,6 +306,7 @@ fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         current: HashMap::new(),
         superseded: HashSet::new(),
         seen_ids: HashSet::new(),
+        compactions: HashMap::new(),
     };
     for (line, value) in values {
         let id = format!("L{line}");
@@ -350,15 +374,67 @@ fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
             }
             match checkpoint {
                 Some(messages) => {
-                    log.clear();
-                    log.push(with_line(event("$set", value)), true);
-                    for (i, rec) in messages.iter().enumerate() {
-                        let Some((mut m, ts)) = rec.as_object().and_then(record_message) else {
+                    let parsed: Vec<_> = messages
+                        .iter()
+                        .map(|rec| rec.as_object().and_then(record_message))
+                        .collect();
+                    let compression = compression_summary(&parsed);
+                    let after_compaction = parsed
+                        .iter()
+                        .flatten()
+                        .find_map(|(m, _)| log.compactions.get(record_id(m)?).cloned());
+                    match (after_compaction, &compression) {
+                        // The history as it stands after an earlier
+                        // compression: it goes on from that compaction.
+                        (Some(prefix), _) => {
+                            log.seq = prefix;
+                            log.current.clear();
+                            log.push(with_line(event("$set", value)), true);
+                        }
+                        // The CLI compressed the conversation: the history
+                        // goes on under a compaction holding the summary.
+                        (None, Some((at, summary))) if !log.seq.is_empty() => {
+                            log.current.clear();
+                            log.push(with_line(event("$set", value)), true);
+                            let mut c = Entry::new(
+                                format!("L{line}.0"),
+                                None,
+                                EntryKind::Compaction {
+                                    summary: summary.clone(),
+                                    short_summary: None,
+                                    first_kept_entry_id: None,
+                                    tokens_before: None,
+                                    details: None,
+                                    from_extension: None,
+                                    preserve_data: None,
+                                },
+                            );
+                            c.timestamp = parsed[*at].as_ref().and_then(|(_, ts)| ts.clone());
+                            c.line = Some(line);
+                            log.push(c, true);
+                            if let Some(id) = parsed[*at].as_ref().and_then(|(m, _)| record_id(m)) {
+                                log.compactions.insert(id.to_string(), log.seq.clone());
+                            }
+                        }
+                        _ => {
+                            log.clear();
+                            log.push(with_line(event("$set", value)), true);
+                        }
+                    }
+                    for (i, rec) in parsed.into_iter().enumerate() {
+                        let Some((mut m, ts)) = rec else {
                             continue;
                         };
                         let msg_id = record_id(&m).unwrap_or_default().to_string();
                         if !log.seen_ids.insert(msg_id.clone()) {
                             m.usage = None;
+                        }
+                        if let Some((at, _)) = compression {
+                            if i == at {
+                                m.injected = Some("compression_summary".into());
+                            } else if i == at + 1 {
+                                m.injected = Some("compression_ack".into());
+                            }
                         }
                         m.extra.insert(CHECKPOINT.into(), Value::Bool(true));
                         let mut e =

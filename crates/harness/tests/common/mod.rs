@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use agentlog_harness::{text, thinking, tool_call, Item, MockServer, Rule, Script};
-use agentlog_model::{BlockKind, EntryKind, Role, Session};
+use agentlog_model::{BlockKind, Entry, EntryKind, Role, Session};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -177,6 +177,56 @@ impl Sandbox {
                 .unwrap();
             }
             _ => {}
+        }
+    }
+
+    /// Makes the agent compact its context early: Codex, Gemini CLI and pi
+    /// compact on their own when a conversation passes a token threshold,
+    /// set here far below the size of one request; Claude Code is asked
+    /// with `/compact` (see [`Sandbox::compact`]).
+    pub fn enable_compaction(&self) {
+        match self.agent {
+            "codex" => {
+                let path = self.home.join(".codex/config.toml");
+                let config = std::fs::read_to_string(&path).unwrap();
+                std::fs::write(
+                    &path,
+                    format!("model_auto_compact_token_limit = 3000\n{config}"),
+                )
+                .unwrap();
+            }
+            "gemini" => {
+                let path = self.home.join(".gemini/settings.json");
+                let mut v: Value =
+                    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+                v["model"] = json!({"compressionThreshold": 0.0001});
+                std::fs::write(&path, v.to_string()).unwrap();
+            }
+            "pi" => {
+                let dir = self.home.join(".pi/agent");
+                let path = dir.join("models.json");
+                let mut v: Value =
+                    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+                v["providers"]["mock"]["models"][0]["contextWindow"] = json!(1000);
+                std::fs::write(&path, v.to_string()).unwrap();
+                std::fs::write(
+                    dir.join("settings.json"),
+                    json!({"compaction": {"enabled": true, "reserveTokens": 100,
+                                          "keepRecentTokens": 10}})
+                    .to_string(),
+                )
+                .unwrap();
+            }
+            _ => {}
+        }
+    }
+
+    /// Has the agent compact the session in `file` now where it can be
+    /// asked to (Claude Code's `/compact`); the others compact on their own
+    /// after [`Sandbox::enable_compaction`].
+    pub fn compact(&self, file: &Path) {
+        if self.agent == "claude" {
+            self.run(&self.project, "/compact", Some(&self.resume_arg(file)));
         }
     }
 
@@ -394,38 +444,45 @@ pub fn read_session(sandbox: &Sandbox, file: &Path) -> Session {
 
 /// The conversation on a session's active branch as structured items.
 pub fn session_items(s: &Session) -> Vec<Item> {
+    s.active_branch()
+        .into_iter()
+        .flat_map(entry_items)
+        .collect()
+}
+
+/// The conversation items of one entry (none for entries that are not
+/// messages).
+pub fn entry_items(e: &Entry) -> Vec<Item> {
     let mut out = Vec::new();
-    for e in s.active_branch() {
-        let EntryKind::Message(m) = &e.kind else {
-            continue;
-        };
-        for b in &m.content {
-            match &b.kind {
-                BlockKind::Text { text } => out.push(match m.role {
-                    Role::User => Item::User { text: text.clone() },
-                    Role::Assistant => Item::Assistant { text: text.clone() },
-                    Role::Tool => Item::ToolResult {
-                        output: text.clone(),
-                    },
-                    _ => Item::System { text: text.clone() },
-                }),
-                BlockKind::Thinking { text, .. } => out.push(Item::Thinking { text: text.clone() }),
-                BlockKind::ToolCall { name, input, .. } => out.push(Item::ToolCall {
-                    name: name.clone(),
-                    arguments: input.clone(),
-                }),
-                BlockKind::ToolResult { content, .. } => out.push(Item::ToolResult {
-                    output: content
-                        .iter()
-                        .filter_map(|c| match &c.kind {
-                            BlockKind::Text { text } => Some(text.clone()),
-                            _ => None,
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                }),
-                _ => {}
-            }
+    let EntryKind::Message(m) = &e.kind else {
+        return out;
+    };
+    for b in &m.content {
+        match &b.kind {
+            BlockKind::Text { text } => out.push(match m.role {
+                Role::User => Item::User { text: text.clone() },
+                Role::Assistant => Item::Assistant { text: text.clone() },
+                Role::Tool => Item::ToolResult {
+                    output: text.clone(),
+                },
+                _ => Item::System { text: text.clone() },
+            }),
+            BlockKind::Thinking { text, .. } => out.push(Item::Thinking { text: text.clone() }),
+            BlockKind::ToolCall { name, input, .. } => out.push(Item::ToolCall {
+                name: name.clone(),
+                arguments: input.clone(),
+            }),
+            BlockKind::ToolResult { content, .. } => out.push(Item::ToolResult {
+                output: content
+                    .iter()
+                    .filter_map(|c| match &c.kind {
+                        BlockKind::Text { text } => Some(text.clone()),
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            }),
+            _ => {}
         }
     }
     out
@@ -434,7 +491,7 @@ pub fn session_items(s: &Session) -> Vec<Item> {
 /// What a conversation must contain, in order: (kind, marker substring).
 pub type Expect = Vec<(&'static str, &'static str)>;
 
-fn kind_of(i: &Item) -> &'static str {
+pub fn kind_of(i: &Item) -> &'static str {
     match i {
         Item::System { .. } => "system",
         Item::User { .. } => "user",
@@ -447,18 +504,69 @@ fn kind_of(i: &Item) -> &'static str {
 
 /// The expectations not met, in order, as a subsequence of `items`.
 pub fn unmet(items: &[Item], expect: &Expect) -> Vec<String> {
+    let outline: Vec<(&str, String)> = items.iter().map(|i| (kind_of(i), i.text())).collect();
+    unmet_in(&outline, expect)
+}
+
+/// The expectations not met, in order, as a subsequence of (kind, text)
+/// pairs.
+pub fn unmet_in(outline: &[(&str, String)], expect: &Expect) -> Vec<String> {
     let mut missing = Vec::new();
     let mut pos = 0;
     for (kind, marker) in expect {
-        match items[pos..]
+        match outline[pos..]
             .iter()
-            .position(|i| kind_of(i) == *kind && i.text().contains(marker))
+            .position(|(k, t)| k == kind && t.contains(marker))
         {
             Some(k) => pos += k + 1,
             None => missing.push(format!("{kind} containing {marker:?}")),
         }
     }
     missing
+}
+
+/// What the model answers when asked to summarize in the compaction tests
+/// (every request no rule matches gets it).
+pub const SUMMARY: &str = "compaction-summary-marker";
+
+/// A session's active branch as (kind, text), compactions included.
+pub fn branch_outline(s: &Session) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    for e in s.active_branch() {
+        if let EntryKind::Compaction { summary, .. } = &e.kind {
+            out.push(("compaction", summary.clone()));
+        }
+        out.extend(entry_items(e).iter().map(|i| (kind_of(i), i.text())));
+    }
+    out
+}
+
+/// Asserts that a compacted session holds, in order on its active branch,
+/// the turn before the compaction (prompt, thinking, shell call and result,
+/// answer), the compaction with the model's summary, and the turn after.
+pub fn assert_compacted(session: &Session, agent: &str) {
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let expect: Expect = vec![
+        ("user", leak(format!("alpha {agent}"))),
+        ("thinking", leak(format!("alpha-thinking-{agent}"))),
+        ("tool_call", leak(format!("alpha-tool-output-{agent}"))),
+        ("tool_result", leak(format!("alpha-tool-output-{agent}"))),
+        ("assistant", leak(format!("alpha-answer-{agent}"))),
+        ("compaction", SUMMARY),
+        ("user", leak(format!("omega {agent}"))),
+        ("assistant", "omega-answer"),
+    ];
+    let outline = branch_outline(session);
+    let missing = unmet_in(&outline, &expect);
+    assert!(
+        missing.is_empty(),
+        "{agent}: the compacted session lacks {missing:?} (in order); its active branch:\n{}",
+        outline
+            .iter()
+            .map(|(k, t)| format!("  {k}: {}", t.chars().take(100).collect::<String>()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }
 
 /// Asserts that `items` hold `expect` in order.
