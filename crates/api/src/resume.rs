@@ -93,7 +93,7 @@ pub fn resume(
     };
     let plan = target.resume_plan(&session, &settings.env)?;
     let mut bytes = Vec::new();
-    let fidelity = target.write(&session, &mut bytes)?;
+    let fidelity = target.write_resumable(&session, &plan, &mut bytes)?;
     if std::fs::symlink_metadata(&plan.path).is_ok() {
         return Err(ApiError::io(
             &plan.path,
@@ -188,6 +188,65 @@ mod tests {
         let err = resume(&lib.settings, &session, &ResumeParams::new("claude"));
         assert!(err.is_err_and(|e| e.to_string().contains("already exists")));
         assert_eq!(std::fs::read(&source).unwrap(), before);
+    }
+
+    #[test]
+    fn acpx_continues_gemini_chats_and_says_how_to_get_one() {
+        let (home, lib) = lib();
+        let claude = lib.read("5e55f0").unwrap().session;
+        // acpx continues a session in the agent that holds it.
+        let err = resume(&lib.settings, &claude, &ResumeParams::new("acpx")).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("resume the session in gemini first"),
+            "{err}"
+        );
+        let chat = resume(&lib.settings, &claude, &ResumeParams::new("gemini")).unwrap();
+        let gemini = agentlog_formats::registry::detect(&chat.path)
+            .unwrap()
+            .read_path(&chat.path)
+            .unwrap()
+            .session;
+        let done = resume(&lib.settings, &gemini, &ResumeParams::new("acpx")).unwrap();
+        assert!(done
+            .path
+            .starts_with(home.path().join(".acpx").join("sessions")));
+        assert!(
+            done.command.contains("acpx gemini -s agentlog-"),
+            "{}",
+            done.command
+        );
+        // acpx's on-disk shape, pointing at the Gemini CLI chat.
+        let record: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&done.path).unwrap()).unwrap();
+        let id = agentlog_formats::gemini::gemini_session_id(&gemini);
+        assert_eq!(record["acp_session_id"], serde_json::json!(id));
+        assert_eq!(record["agent_command"], "gemini --acp");
+        assert_eq!(record["last_seq"], 0);
+        assert!(record["event_log"]["active_path"].is_string());
+        assert!(record["updated_at"].is_string() && record["created_at"].is_string());
+        for m in record["messages"].as_array().unwrap() {
+            for r in m["Agent"]["tool_results"].as_object().into_iter().flatten() {
+                assert!(r.1["tool_name"].is_string(), "{r:?}");
+            }
+        }
+        // agentlog reads it back with the conversation.
+        let back = lib.read(&done.path.display().to_string()).unwrap().session;
+        let prompts: Vec<String> = back
+            .active_branch()
+            .iter()
+            .filter_map(|e| e.message())
+            .filter(|m| m.role == agentlog_model::Role::User && m.injected.is_none())
+            .map(|m| m.text_content())
+            .filter(|t| !t.is_empty())
+            .collect();
+        assert!(!prompts.is_empty());
+        // Without the chat in Gemini CLI's store there is nothing to load.
+        std::fs::remove_file(&chat.path).unwrap();
+        std::fs::remove_file(&done.path).unwrap();
+        let err = resume(&lib.settings, &gemini, &ResumeParams::new("acpx")).unwrap_err();
+        assert!(err.to_string().contains("has no chat"), "{err}");
+        assert!(!done.path.exists());
     }
 
     #[test]

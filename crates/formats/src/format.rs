@@ -98,6 +98,19 @@ pub trait Format: Send + Sync {
         })
     }
 
+    /// Writes `session` for the file [`Format::resume_plan`] planned: what
+    /// [`Format::write`] writes, unless the agent wants another shape in its
+    /// own store.
+    fn write_resumable(
+        &self,
+        session: &Session,
+        plan: &ResumePlan,
+        out: &mut dyn std::io::Write,
+    ) -> Result<Fidelity, FormatError> {
+        let _ = plan;
+        self.write(session, out)
+    }
+
     /// True when [`Format::write`] is supported.
     fn can_write(&self) -> bool {
         false

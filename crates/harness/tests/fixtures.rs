@@ -19,6 +19,9 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn values(bytes: &[u8]) -> Vec<Value> {
+    if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
+        return vec![v];
+    }
     let text = String::from_utf8_lossy(bytes);
     text.lines()
         .filter(|l| !l.trim().is_empty())
@@ -110,4 +113,33 @@ fn pi_0_73_1_compacted_on_its_own() {
     check_with("pi", "compacted-pi-0.73.1.jsonl", |s| {
         assert_compacted(s, "pi")
     });
+}
+
+#[test]
+fn acpx_0_19_1_record_and_its_event_log() {
+    let file = "acpx-0.19.1/7e831bff-d809-4e39-a7b9-0dbed770325f.json";
+    check(
+        "acpx",
+        file,
+        vec![
+            ("user", "alpha acpx"),
+            ("thinking", "alpha-thinking-acpx"),
+            ("tool_call", "alpha-tool-output-acpx"),
+            ("assistant", "alpha-answer-acpx"),
+            ("user", "beta acpx"),
+            ("assistant", "beta-answer-acpx"),
+        ],
+    );
+    // The record holds no usage; its event log's turn results do, one per
+    // prompt, on the prompt's last answer.
+    let path = fixture(file);
+    let read = registry::detect(&path).unwrap().read_path(&path).unwrap();
+    let answers: Vec<u64> = read
+        .session
+        .entries
+        .iter()
+        .filter_map(|e| e.message())
+        .filter_map(|m| m.usage.as_ref().map(|u| u.input))
+        .collect();
+    assert_eq!(answers.len(), 2, "{answers:?}");
 }

@@ -11,7 +11,10 @@
 //!    agentlog reading the appended file;
 //! 3. the same through agentlog's unified JSON, with and without `--from`;
 //! 4. every CLI compacts a real session (`real_agents_compact`), which
-//!    agentlog reads with the turns before and after the compaction.
+//!    agentlog reads with the turns before and after the compaction;
+//! 5. the real acpx, driving Gemini CLI, writes sessions agentlog reads, and
+//!    continues a session agentlog resumed in it
+//!    (`real_acpx_sessions_both_ways`).
 //!
 //! With `CI` set a CLI that cannot be installed fails the test; elsewhere
 //! the test prints that it skipped and why.
@@ -528,4 +531,219 @@ fn panic_text(e: &Box<dyn std::any::Any + Send>) -> String {
         .cloned()
         .or_else(|| e.downcast_ref::<&str>().map(|s| (*s).to_owned()))
         .unwrap_or_else(|| "panic".to_owned())
+}
+
+/// Runs the real acpx (on Node 22) in the Gemini CLI sandbox `sandbox`:
+/// acpx starts `gemini --acp`, which finds the mock through the sandbox's
+/// environment.
+fn acpx(sandbox: &Sandbox, args: &[&str], stdin: Option<&str>) -> String {
+    let dirs: Vec<PathBuf> = ["node22", "gemini"]
+        .iter()
+        .map(|n| cli(n).parent().unwrap().to_path_buf())
+        .collect();
+    let mut env = sandbox.env();
+    for (k, v) in env.iter_mut() {
+        if k == "PATH" {
+            let mut paths = dirs.clone();
+            paths.extend(std::env::split_paths(v));
+            *v = std::env::join_paths(paths)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+        }
+    }
+    let mut cmd = std::process::Command::new(cli("acpx"));
+    cmd.arg("--approve-all").args(args);
+    let what = format!("acpx {args:?}");
+    match stdin {
+        None => run_cmd(cmd, &sandbox.project, &env, &what),
+        Some(text) => {
+            let input = sandbox.project.join(".acpx-prompt");
+            std::fs::write(&input, text).unwrap();
+            cmd.args(["-f", &input.display().to_string()]);
+            run_cmd(cmd, &sandbox.project, &env, &what)
+        }
+    }
+}
+
+/// acpx, driving Gemini CLI against the mock model server, writes real
+/// sessions that agentlog reads completely (the prompts, the thinking, the
+/// tool call, the answers, and the token usage its event log records), and
+/// writes back as the same JSON values. Then a Claude Code session is
+/// resumed through agentlog in Gemini CLI and that chat in acpx: the real
+/// acpx lists the record agentlog wrote, reads its history, and continues
+/// it, with the whole prior conversation reaching the model (Gemini CLI
+/// loads its chat), the new turn appended to the record, and agentlog
+/// reading it.
+#[test]
+fn real_acpx_sessions_both_ways() {
+    run_or_skip(|| {
+        for a in ["gemini", "node22", "acpx"] {
+            cli(a);
+        }
+        let server = server(agentlog_harness::Script::default());
+        let sandbox = Sandbox::new("gemini", &server.url());
+        let (text, thinking) = (agentlog_harness::text, agentlog_harness::thinking);
+        let mut script = shared_script(&[("gemini", sandbox.project.clone())]);
+        script.rules.insert(
+            0,
+            agentlog_harness::Rule::new("alpha acpx")
+                .then(vec![
+                    thinking("alpha-thinking-acpx"),
+                    shell_call("gemini", "alpha-tool-output-acpx"),
+                ])
+                .then(vec![text("alpha-answer-acpx")]),
+        );
+        script.rules.insert(
+            0,
+            agentlog_harness::Rule::new("beta acpx").then(vec![text("beta-answer-acpx")]),
+        );
+        server.set_script(script);
+
+        // acpx's own session.
+        acpx(&sandbox, &["gemini", "sessions", "new"], None);
+        acpx(
+            &sandbox,
+            &["gemini", "prompt", "alpha acpx: list the files"],
+            None,
+        );
+        acpx(&sandbox, &["gemini", "prompt", "beta acpx: and then"], None);
+        let dir = sandbox.home.join(".acpx/sessions");
+        let records: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        assert_eq!(records.len(), 1, "acpx wrote {records:?}");
+        let record = &records[0];
+        // Kept under their own names: the reader finds the event log by the
+        // record's id.
+        for f in std::fs::read_dir(&dir).unwrap().flatten() {
+            let name = f.file_name().to_string_lossy().into_owned();
+            let dest = repo().join("target/harness-out/acpx").join(&name);
+            std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+            std::fs::copy(f.path(), dest).unwrap();
+        }
+        let session = read_session(&sandbox, record);
+        assert_holds(
+            &session_items(&session),
+            &vec![
+                ("user", "alpha acpx"),
+                ("thinking", "alpha-thinking-acpx"),
+                ("tool_call", "alpha-tool-output-acpx"),
+                ("assistant", "alpha-answer-acpx"),
+                ("user", "beta acpx"),
+                ("assistant", "beta-answer-acpx"),
+            ],
+            "the record acpx wrote",
+        );
+        let usage = session.total_usage();
+        assert!(
+            usage.input > 0 && usage.output > 0,
+            "the token usage acpx's event log records was not read: {usage:?}"
+        );
+        check_written_back(&sandbox, "acpx", record);
+
+        // A Claude Code session (the fixture the CLI wrote) continued
+        // through acpx: agentlog resumes it in Gemini CLI, then that chat in
+        // acpx. (The chat is named for the session's start, days ago:
+        // Gemini CLI's ACP mode, asked to load a chat whose file name has the
+        // current minute, appends a fresh start to that same file, and the
+        // conversation is gone from its view.)
+        let fixture = repo().join("crates/harness/fixtures/claude-2.1.330.jsonl");
+        let project = sandbox.project.display().to_string();
+        let resumed = |file: &Path, target: &str| -> Value {
+            serde_json::from_str(&agentlog(
+                &sandbox,
+                &[
+                    "resume",
+                    &file.display().to_string(),
+                    "--in",
+                    target,
+                    "--cwd",
+                    &project,
+                    "--json",
+                ],
+            ))
+            .unwrap()
+        };
+        let chat = PathBuf::from(resumed(&fixture, "gemini")["path"].as_str().unwrap());
+        let report = resumed(&chat, "acpx");
+        let written = PathBuf::from(report["path"].as_str().unwrap());
+        let command = report["command"].as_str().unwrap();
+        let name = command
+            .split_whitespace()
+            .skip_while(|w| *w != "-s")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no session name in {command:?}"))
+            .to_owned();
+        let listed = acpx(&sandbox, &["gemini", "sessions", "list"], None);
+        assert!(
+            listed.contains(&name),
+            "acpx does not list the record agentlog wrote ({name}):\n{listed}"
+        );
+        let history = acpx(&sandbox, &["gemini", "sessions", "read", &name], None);
+        assert!(
+            history.contains("alpha claude") && history.contains("alpha-answer-claude"),
+            "acpx does not read the history agentlog wrote:\n{history}"
+        );
+        let before = std::fs::metadata(&written).unwrap().len();
+        acpx(
+            &sandbox,
+            &["gemini", "-s", &name],
+            Some("gamma acpx: go on"),
+        );
+        let turn = server
+            .turns()
+            .into_iter()
+            .find(|r| r.prompt().contains("gamma acpx"))
+            .expect("acpx sent no turn for the continued session");
+        let missing = unmet(
+            &turn.items(),
+            &vec![
+                ("user", "alpha claude"),
+                ("tool_call", "alpha-tool-output-claude"),
+                ("tool_result", "alpha-tool-output-claude"),
+                ("assistant", "alpha-answer-claude"),
+                ("user", "beta claude"),
+                ("tool_call", "beta-content-claude"),
+                ("assistant", "beta-answer-claude"),
+                ("user", "gamma acpx"),
+            ],
+        );
+        assert!(
+            missing.is_empty(),
+            "the model did not receive {missing:?} when acpx continued the session; it got:\n{}",
+            turn.items()
+                .iter()
+                .map(|i| format!(
+                    "  {}: {}",
+                    kind_of(i),
+                    i.text().chars().take(80).collect::<String>()
+                ))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        let text = std::fs::read_to_string(&written).unwrap();
+        assert!(
+            std::fs::metadata(&written).unwrap().len() > before && text.contains("gamma-answer"),
+            "acpx did not append the new turn to {}",
+            written.display()
+        );
+        keep(&written, "acpx/resumed");
+        let continued = read_session(&sandbox, &written);
+        assert_holds(
+            &session_items(&continued),
+            &vec![
+                ("user", "alpha claude"),
+                ("assistant", "alpha-answer-claude"),
+                ("user", "beta claude"),
+                ("assistant", "beta-answer-claude"),
+                ("user", "gamma acpx"),
+                ("assistant", "gamma-answer"),
+            ],
+            "the record acpx continued",
+        );
+    });
 }

@@ -19,11 +19,20 @@
 //!   no envelope; replay bundles wrap them as `{seq, at, direction,
 //!   message}`. [`events::parse_line`] reads all three line shapes.
 //!
+//! A record read in acpx's on-disk shape takes the token usage acpx kept
+//! only in its event log (`turn_result` lines of `<id>.stream.ndjson`
+//! beside it) when the record holds none.
+//!
+//! `resume --in acpx` writes the on-disk shape into acpx's store, pointing
+//! at a Gemini CLI chat that acpx continues through `gemini --acp` (see
+//! `resume.rs`: acpx holds no conversation of its own).
+//!
 //! [`validate::problems`] applies the seed's strictness rules;
 //! [`acp::apply_update`] is the seed's ACP mapping (the store in
 //! `agentlog-store` uses it for every `session_update` event).
 
 mod read;
+mod resume;
 pub mod validate;
 mod wire;
 mod write;
@@ -115,6 +124,23 @@ impl Format for AcpxFormat {
 
     fn validate(&self, path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
         validate::validate_file(path)
+    }
+
+    fn resume_plan(
+        &self,
+        session: &Session,
+        env: &crate::env::DiscoverEnv,
+    ) -> Result<crate::ResumePlan, FormatError> {
+        resume::plan(session, env)
+    }
+
+    fn write_resumable(
+        &self,
+        session: &Session,
+        plan: &crate::ResumePlan,
+        out: &mut dyn Write,
+    ) -> Result<Fidelity, FormatError> {
+        resume::write(session, plan, out)
     }
 
     fn can_write(&self) -> bool {

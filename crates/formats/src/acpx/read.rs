@@ -33,10 +33,85 @@ pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
             d
         })
         .collect();
+    let mut session = session_from_record(&parsed);
+    if parsed.layout == super::wire::record::Layout::Disk {
+        usage_from_stream(path, &parsed.record.acpx_record_id, &mut session);
+    }
     Ok(Read {
-        session: session_from_record(&parsed),
+        session,
         diagnostics,
     })
+}
+
+/// acpx's on-disk records often hold no token usage (when the agent sends
+/// no usage updates); the turn results in the record's event log
+/// (`<id>.stream.ndjson` beside it) do. Each turn's counts go on the last
+/// answer of the prompt the turn sent, when no answer has usage yet.
+fn usage_from_stream(path: &Path, record_id: &str, session: &mut Session) {
+    let has_usage = session
+        .entries
+        .iter()
+        .any(|e| e.message().is_some_and(|m| m.usage.is_some()));
+    if has_usage || record_id.is_empty() || record_id.contains(['/', '\\']) {
+        return;
+    }
+    let log = path.with_file_name(format!("{record_id}.stream.ndjson"));
+    let Ok(bytes) = std::fs::read(&log) else {
+        return;
+    };
+    let mut turns: Vec<(String, Usage)> = Vec::new();
+    let mut prompt = String::new();
+    for line in crate::jsonl::lines(&bytes) {
+        let Ok(v) = serde_json::from_slice::<Value>(line.bytes) else {
+            continue;
+        };
+        if v.get("method").and_then(Value::as_str) == Some("session/prompt") {
+            prompt = v["params"]["prompt"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n");
+        } else if v.get("type").and_then(Value::as_str) == Some("turn_result") {
+            let counts = &v["result"]["_meta"]["quota"]["token_count"];
+            if counts.is_object() {
+                turns.push((std::mem::take(&mut prompt), usage_from(counts)));
+            }
+        }
+    }
+    let mut at = 0;
+    for (prompt, usage) in turns {
+        let entries = &session.entries;
+        let Some(user) = (at..entries.len()).find(|&i| {
+            entries[i]
+                .message()
+                .is_some_and(|m| m.role == Role::User && m.text_content() == prompt)
+        }) else {
+            continue;
+        };
+        let end = (user + 1..entries.len())
+            .find(|&i| {
+                entries[i].message().is_some_and(|m| {
+                    m.role == Role::User
+                        && !m
+                            .content
+                            .iter()
+                            .all(|b| matches!(b.kind, BlockKind::ToolResult { .. }))
+                })
+            })
+            .unwrap_or(entries.len());
+        if let Some(answer) = (user + 1..end).rev().find(|&i| {
+            entries[i]
+                .message()
+                .is_some_and(|m| m.role == Role::Assistant)
+        }) {
+            if let EntryKind::Message(m) = &mut session.entries[answer].kind {
+                m.usage = Some(usage);
+            }
+        }
+        at = end;
+    }
 }
 
 /// Converts a parsed record to a unified session.

@@ -387,6 +387,21 @@ pub(super) fn attach_result(
         .and_then(Value::as_str)
         .map(str::to_string)
         .unwrap_or_else(|| id.clone());
+    let holder = out.iter().rposition(|msg| match msg {
+        ThreadMessage::Agent(a) => a
+            .content
+            .iter()
+            .any(|c| matches!(c, Content::ToolUse(t) if t.id == id)),
+        _ => false,
+    });
+    // The result names its tool: the message's tool name, else the call's.
+    let call_name = holder.and_then(|i| match &out[i] {
+        ThreadMessage::Agent(a) => a.content.iter().find_map(|c| match c {
+            Content::ToolUse(t) if t.id == id => Some(t.name.clone()),
+            _ => None,
+        }),
+        _ => None,
+    });
     let result = match b
         .extra
         .get("acpx_result")
@@ -397,7 +412,7 @@ pub(super) fn attach_result(
             let text: Vec<String> = content.iter().filter_map(Block::plain_text).collect();
             ToolResult {
                 tool_use_id: id.clone(),
-                tool_name: m.tool_name.clone().into(),
+                tool_name: m.tool_name.clone().or(call_name).into(),
                 is_error: Opt::Set(*is_error),
                 content: Opt::Set(json!({ "Text": text.join("\n") })),
                 output: Opt::Null,
@@ -405,13 +420,6 @@ pub(super) fn attach_result(
             }
         }
     };
-    let holder = out.iter().rposition(|msg| match msg {
-        ThreadMessage::Agent(a) => a
-            .content
-            .iter()
-            .any(|c| matches!(c, Content::ToolUse(t) if t.id == id)),
-        _ => false,
-    });
     let holder = holder.or_else(|| {
         out.iter()
             .rposition(|msg| matches!(msg, ThreadMessage::Agent(_)))
