@@ -47,7 +47,9 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 pub use history::{has_tools, items, prompt_and_step, Api, Item};
-pub use script::{text, thinking, tool_call, Part, Reply, Rule, Script, ToolCall};
+pub use script::{
+    namespaced_tool_call, text, thinking, tool_call, Part, Reply, Rule, Script, ToolCall,
+};
 
 /// One request the server received.
 #[derive(Debug, Clone, Serialize)]

@@ -157,6 +157,10 @@ pub struct ToolCall {
     /// The arguments object.
     #[serde(default)]
     pub arguments: Value,
+    /// The namespace of a tool the request declared inside a namespace
+    /// (OpenAI Responses `namespace` tools, as Codex's `multi_agent_v1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
 }
 
 /// Shorthand for a text part.
@@ -174,6 +178,20 @@ pub fn tool_call(name: impl Into<String>, arguments: Value) -> Part {
     Part::ToolCall(ToolCall {
         name: name.into(),
         arguments,
+        namespace: None,
+    })
+}
+
+/// Shorthand for a call of a tool declared inside a namespace.
+pub fn namespaced_tool_call(
+    namespace: impl Into<String>,
+    name: impl Into<String>,
+    arguments: Value,
+) -> Part {
+    Part::ToolCall(ToolCall {
+        name: name.into(),
+        arguments,
+        namespace: Some(namespace.into()),
     })
 }
 

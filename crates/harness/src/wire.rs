@@ -188,11 +188,15 @@ fn responses(model: &str, reply: &Reply, u: Usage, n: u64, stream: bool) -> Rend
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
                 };
-                json!({
+                let mut call = json!({
                     "type": "function_call", "id": format!("fc_mock_{n}_{i}"),
                     "call_id": format!("call_mock_{n}_{i}"), "name": c.name,
                     "arguments": arguments, "status": "completed",
-                })
+                });
+                if let Some(ns) = &c.namespace {
+                    call["namespace"] = json!(ns);
+                }
+                call
             }
         })
         .collect();
@@ -496,6 +500,32 @@ mod tests {
             last["response"]["output"][2]["arguments"],
             "{\"command\":\"ls\"}"
         );
+    }
+
+    #[test]
+    fn a_namespaced_call_names_its_namespace() {
+        let reply = vec![crate::script::namespaced_tool_call(
+            "multi_agent_v1",
+            "spawn_agent",
+            json!({"message": "go"}),
+        )];
+        let r = render(Api::Responses, "/v1/responses", &json!({}), &reply, 1);
+        let v: Value = serde_json::from_str(&r.body).unwrap();
+        assert_eq!(v["output"][0]["name"], "spawn_agent");
+        assert_eq!(v["output"][0]["namespace"], "multi_agent_v1");
+        let plain = render(
+            Api::Responses,
+            "/v1/responses",
+            &json!({}),
+            &reply_plain(),
+            1,
+        );
+        let v: Value = serde_json::from_str(&plain.body).unwrap();
+        assert!(v["output"][0].get("namespace").is_none());
+    }
+
+    fn reply_plain() -> Reply {
+        vec![crate::script::tool_call("ls", json!({}))]
     }
 
     #[test]

@@ -143,3 +143,34 @@ fn acpx_0_19_1_record_and_its_event_log() {
         .collect();
     assert_eq!(answers.len(), 2, "{answers:?}");
 }
+
+#[test]
+fn codex_0_169_0_subagent_rollout() {
+    check_with("codex", "subagent-codex-0.169.0.jsonl", |s| {
+        assert_holds(
+            &session_items(s),
+            &vec![
+                ("user", "subtask codex"),
+                ("tool_call", "subagent-tool-output"),
+                ("tool_result", "subagent-tool-output"),
+                ("assistant", "subagent-final-answer"),
+            ],
+            "Codex subagent",
+        );
+        assert!(s.meta.parent_session.is_some(), "no parent thread");
+    });
+}
+
+#[test]
+fn gemini_cli_0_61_0_subagent_chat() {
+    check(
+        "gemini",
+        "subagent-gemini-0.61.0.jsonl",
+        vec![
+            ("user", "subtask gemini"),
+            ("tool_call", "subagent-tool-output"),
+            ("tool_result", "subagent-tool-output"),
+            ("tool_call", "subagent-final-answer"),
+        ],
+    );
+}

@@ -73,8 +73,11 @@ fn generate(sandbox: Sandbox) -> Generated {
         text.contains(&format!("beta-answer-{agent}")),
         "{agent}: continuing must append to the same file"
     );
-    if agent == "claude" {
-        check_claude_subagent(&sandbox, &file);
+    match agent {
+        "claude" => check_claude_subagent(&sandbox, &file),
+        "gemini" => check_gemini_subagent(&sandbox, &file),
+        "codex" => check_codex_subagent(&sandbox, &file),
+        _ => {}
     }
     keep(&file, &format!("generated/{agent}"));
     Generated {
@@ -123,6 +126,105 @@ fn check_claude_subagent(sandbox: &Sandbox, file: &Path) {
             ("assistant", "delta-answer-claude"),
         ],
         "the Claude Code session that ran a subagent",
+    );
+}
+
+/// Gemini CLI runs a subagent (its `invoke_agent` tool, the `generalist`
+/// agent, which finishes with `complete_task`); agentlog reads the
+/// subagent's chat (`chats/<session id>/<subagent id>.jsonl`) to its result,
+/// names the parent session, and reads the main session's delegation.
+fn check_gemini_subagent(sandbox: &Sandbox, file: &Path) {
+    let arg = sandbox.resume_arg(file);
+    sandbox.run(
+        &sandbox.project,
+        "delta gemini: delegate a count",
+        Some(&arg),
+    );
+    let dir = file.with_file_name(&arg);
+    let sub = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("no subagent chat in {}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .unwrap_or_else(|| panic!("no subagent chat in {}", dir.display()));
+    let session = read_session(sandbox, &sub);
+    assert_eq!(
+        session.meta.parent_session.as_deref(),
+        Some(arg.as_str()),
+        "the Gemini CLI subagent chat must name its parent session"
+    );
+    assert_holds(
+        &session_items(&session),
+        &vec![
+            ("user", "subtask gemini"),
+            ("tool_call", "subagent-tool-output"),
+            ("tool_result", "subagent-tool-output"),
+            ("tool_call", "subagent-final-answer"),
+        ],
+        "the Gemini CLI subagent chat",
+    );
+    keep(&sub, "generated/gemini-subagent");
+    let main = session_items(&read_session(sandbox, file));
+    assert_holds(
+        &main,
+        &vec![
+            ("user", "delta gemini"),
+            ("tool_call", "subtask gemini"),
+            ("tool_result", "subagent-final-answer"),
+            ("assistant", "delta-answer-gemini"),
+        ],
+        "the Gemini CLI session that ran a subagent",
+    );
+}
+
+/// Codex runs a subagent (`spawn_agent` of its `multi_agent_v1` tools; the
+/// parent waits in a shell call until the subagent's completion reaches it
+/// as a notification); agentlog reads the subagent's own rollout to its
+/// final answer, names the parent thread, and reads the parent's spawn.
+fn check_codex_subagent(sandbox: &Sandbox, file: &Path) {
+    let arg = sandbox.resume_arg(file);
+    sandbox.run(
+        &sandbox.project,
+        "delta codex: delegate a count",
+        Some(&arg),
+    );
+    let sub = sandbox
+        .session_files()
+        .into_iter()
+        .find(|p| {
+            let text = std::fs::read_to_string(p).unwrap_or_default();
+            let first: Value =
+                serde_json::from_str(text.lines().next().unwrap_or("{}")).unwrap_or_default();
+            first["payload"]["parent_thread_id"].as_str() == Some(arg.as_str())
+        })
+        .unwrap_or_else(|| panic!("no subagent rollout names {arg} as its parent"));
+    let session = read_session(sandbox, &sub);
+    assert_eq!(
+        session.meta.parent_session.as_deref(),
+        Some(arg.as_str()),
+        "the Codex subagent rollout must name its parent thread"
+    );
+    assert_holds(
+        &session_items(&session),
+        &vec![
+            ("user", "subtask codex"),
+            ("tool_call", "subagent-tool-output"),
+            ("tool_result", "subagent-tool-output"),
+            ("assistant", "subagent-final-answer"),
+        ],
+        "the Codex subagent rollout",
+    );
+    keep(&sub, "generated/codex-subagent");
+    let main = session_items(&read_session(sandbox, file));
+    assert_holds(
+        &main,
+        &vec![
+            ("user", "delta codex"),
+            ("tool_call", "subtask codex"),
+            ("tool_result", ""),
+            ("assistant", "delta-answer-codex"),
+        ],
+        "the Codex session that ran a subagent",
     );
 }
 

@@ -665,6 +665,43 @@ pub fn shared_script(projects: &[(&str, PathBuf)]) -> Script {
                 )])
                 .then(vec![text("delta-answer-claude")]),
         )
+        // Codex's subagent: `spawn_agent` (in the `multi_agent_v1` tool
+        // namespace) starts it; the parent waits in a shell call, and the
+        // subagent's completion comes back as a notification message.
+        .rule(
+            Rule::new("delta codex")
+                .then(vec![agentlog_harness::namespaced_tool_call(
+                    "multi_agent_v1",
+                    "spawn_agent",
+                    json!({"message": "subtask codex: count the files"}),
+                )])
+                .then(vec![tool_call("exec_command", json!({"cmd": "sleep 5"}))])
+                .then(vec![text("delta-answer-codex")]),
+        )
+        .rule(Rule::new("<subagent_notification>").then(vec![text("delta-answer-codex")]))
+        .rule(
+            Rule::new("subtask codex")
+                .then(vec![shell_call("codex", "subagent-tool-output")])
+                .then(vec![text("subagent-final-answer")]),
+        )
+        // Gemini CLI's subagent: `invoke_agent` runs the generalist agent,
+        // which finishes by calling `complete_task`.
+        .rule(
+            Rule::new("delta gemini")
+                .then(vec![tool_call(
+                    "invoke_agent",
+                    json!({"agent_name": "generalist", "prompt": "subtask gemini: count the files"}),
+                )])
+                .then(vec![text("delta-answer-gemini")]),
+        )
+        .rule(
+            Rule::new("subtask gemini")
+                .then(vec![shell_call("gemini", "subagent-tool-output")])
+                .then(vec![tool_call(
+                    "complete_task",
+                    json!({"result": {"response": "subagent-final-answer"}}),
+                )]),
+        )
         .rule(
             Rule::new("subtask claude")
                 .then(vec![shell_call("claude", "subagent-tool-output")])
