@@ -37,6 +37,7 @@ pub mod format;
 pub mod ids;
 pub mod input;
 pub mod jsonl;
+pub mod keep;
 pub(crate) mod locate;
 pub mod member;
 pub mod registry;

@@ -2,7 +2,8 @@
 //! `crates/harness/fixtures` (see PROVENANCE.md there), read by agentlog's
 //! readers without the CLIs: every prompt, thinking block, tool call, tool
 //! result and answer in order, the token usage, and the file written back
-//! in its own format as the same JSON values.
+//! in its own format as the same JSON values, and (with the unchanged
+//! records' own text) as the same bytes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -45,10 +46,15 @@ fn check_with(agent: &'static str, file: &str, holds: impl Fn(&agentlog_model::S
     assert!(usage.input > 0 && usage.output > 0, "{file}: {usage:?}");
     let mut out = Vec::new();
     format.write(&read.session, &mut out).unwrap();
+    let original = std::fs::read(&path).unwrap();
     assert_eq!(
         values(&out),
-        values(&std::fs::read(&path).unwrap()),
+        values(&original),
         "{file}: written back in its own format"
+    );
+    assert!(
+        agentlog_formats::keep::keep_unchanged(&out, &original) == original,
+        "{file}: written back with the unchanged records' own text, not the same file"
     );
 }
 

@@ -4,7 +4,8 @@
 //!
 //! 1. every CLI writes a real session (thinking, a shell call, a file write,
 //!    a second turn by resuming the session) that agentlog reads completely
-//!    and writes back in its own format as the same JSON values;
+//!    and writes back in its own format byte for byte (`convert`; the
+//!    writer alone gives the same JSON values);
 //! 2. the 4x4 matrix: every session continued in every agent through
 //!    `agentlog resume --in T`, with the whole prior history reaching the
 //!    model as structured items, T appending to the file agentlog wrote, and
@@ -302,10 +303,18 @@ fn check_written_back(sandbox: &Sandbox, agent: &str, file: &Path) {
             &back.display().to_string(),
         ],
     );
+    // The writer itself gives back every record's value; `convert` into
+    // the same format puts the file's own text back where nothing changed,
+    // so the file comes back byte for byte.
     assert_eq!(
         json_values(file),
         json_values(&back),
         "{agent}: reading and writing back in its own format must give the same JSON values",
+    );
+    assert!(
+        std::fs::read(file).unwrap() == std::fs::read(&back).unwrap(),
+        "{agent}: {} written back in its own format is not the same file",
+        file.display()
     );
 }
 

@@ -5,6 +5,9 @@ use std::process::ExitCode;
 
 /// Convert a session from one format to another.
 ///
+/// Written back into the format it was read in, every record that did not
+/// change keeps its original text, so an unchanged session is the same file.
+///
 /// Prints a fidelity report on stderr: everything the target format cannot
 /// hold, with counts and the first entry affected. Nothing is dropped
 /// silently; with --strict a lossy conversion fails and writes nothing.
@@ -39,7 +42,7 @@ pub struct Args {
 
 /// Runs `agentlog convert`.
 pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
-    let (_path, _format, mut read) = load::read(&args.session, args.from.as_deref())?;
+    let (path, format, mut read) = load::read(&args.session, args.from.as_deref())?;
     for d in &read.diagnostics {
         crate::eprintln_clean!("{d}");
     }
@@ -72,8 +75,19 @@ pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
             );
         }
     }
+    // Written back into its own format, the file keeps its own text for
+    // every record that did not change (agentlog_formats::keep).
+    let original = (format.name() == target.name() && args.session != "-")
+        .then(|| std::fs::read(&path).ok())
+        .flatten();
     let fidelity = write_output(args.output.as_deref(), args.force, |w| {
-        Ok(target.write(&read.session, w)?)
+        let Some(original) = &original else {
+            return Ok(target.write(&read.session, w)?);
+        };
+        let mut written = Vec::new();
+        let fidelity = target.write(&read.session, &mut written)?;
+        w.write_all(&agentlog_formats::keep::keep_unchanged(&written, original))?;
+        Ok(fidelity)
     })?;
     if args.json {
         let text = serde_json::to_string_pretty(&fidelity)?;

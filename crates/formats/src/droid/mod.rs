@@ -36,6 +36,11 @@ use wire::first_type;
 
 /// The registry name.
 const FORMAT_NAME: &str = "droid";
+/// Key in `Entry::extra` telling how a `message` record gave its parent
+/// when `Entry::parent_id` does not: `absent` (none given: the previous
+/// record), `null`, or `{"id": …}` for an id that names no entry (the
+/// session's own).
+const PARENT_MARK: &str = "$parentId";
 
 /// The Factory Droid format.
 pub struct DroidFormat;

@@ -103,8 +103,10 @@ pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
     // that is not an entry (the session id) makes a root.
     let ids: std::collections::HashSet<String> = entries.iter().map(|e| e.id.clone()).collect();
     for e in &mut entries {
-        if e.parent_id.as_ref().is_some_and(|p| !ids.contains(p)) {
-            e.parent_id = None;
+        if let Some(p) = e.parent_id.take_if(|p| !ids.contains(p.as_str())) {
+            // Kept to be written back as it was.
+            e.extra
+                .insert(super::PARENT_MARK.into(), serde_json::json!({ "id": p }));
         }
     }
     session.leaf_id = entries.last().map(|e| e.id.clone());
@@ -191,12 +193,18 @@ fn entry(
         .get("id")
         .and_then(Value::as_str)
         .map_or_else(|| format!("line{n}"), str::to_string);
+    let mut extra = Extra::new();
     let parent = match o.get("parentId") {
         Some(Value::String(p)) => Some(p.clone()),
-        Some(Value::Null) => None,
-        _ => prev.clone(),
+        Some(Value::Null) => {
+            extra.insert(super::PARENT_MARK.into(), "null".into());
+            None
+        }
+        _ => {
+            extra.insert(super::PARENT_MARK.into(), "absent".into());
+            prev.clone()
+        }
     };
-    let mut extra = Extra::new();
     for (k, v) in o {
         if !["type", "id", "parentId", "timestamp"].contains(&k.as_str())
             && !used.contains(&k.as_str())

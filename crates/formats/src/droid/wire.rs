@@ -24,8 +24,42 @@ pub(super) fn role_of(s: &str) -> Role {
     }
 }
 
-/// One Anthropic-style content block.
+/// Key in `Block::extra` of a `tool_result` whose `content` was a string.
+pub(super) const CONTENT_STRING: &str = "$content_string";
+
+/// The keys each known block type is made of; others are kept in
+/// `Block::extra` and written back.
+fn known_keys(ty: &str) -> &'static [&'static str] {
+    match ty {
+        "text" => &["type", "text"],
+        "thinking" => &["type", "thinking", "signature"],
+        "tool_use" => &["type", "id", "name", "input"],
+        "tool_result" => &["type", "tool_use_id", "content", "is_error"],
+        _ => &[],
+    }
+}
+
+/// One Anthropic-style content block; fields the model has no place for
+/// stay in its extras.
 pub(super) fn block(v: &Value) -> Block {
+    let mut b = modelled_block(v);
+    if let (Some(o), false) = (v.as_object(), matches!(b.kind, BlockKind::Other { .. })) {
+        let known = known_keys(o.get("type").and_then(Value::as_str).unwrap_or_default());
+        for (k, val) in o {
+            if !known.contains(&k.as_str()) {
+                b.extra.insert(k.clone(), val.clone());
+            }
+        }
+        if o.get("type").and_then(Value::as_str) == Some("tool_result")
+            && o.get("content").is_some_and(Value::is_string)
+        {
+            b.extra.insert(CONTENT_STRING.into(), Value::Bool(true));
+        }
+    }
+    b
+}
+
+fn modelled_block(v: &Value) -> Block {
     let other = || Block {
         kind: BlockKind::Other { value: v.clone() },
         extra: Extra::new(),

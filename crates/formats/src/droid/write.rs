@@ -144,15 +144,32 @@ fn message_record(
     let mut o = Map::new();
     o.insert("type".into(), "message".into());
     o.insert("id".into(), e.id.clone().into());
-    if let Some(p) = parent {
-        o.insert("parentId".into(), p.into());
+    // A record read without `parentId`, with a null one, or with one that
+    // names no entry (the session's id), is written so.
+    match e.extra.get(super::PARENT_MARK) {
+        Some(Value::String(m)) if native && m == "absent" => {}
+        Some(Value::String(m)) if native && m == "null" => {
+            o.insert("parentId".into(), Value::Null);
+        }
+        Some(Value::Object(m)) if native => {
+            if let Some(p) = m.get("id") {
+                o.insert("parentId".into(), p.clone());
+            }
+        }
+        _ => {
+            if let Some(p) = parent {
+                o.insert("parentId".into(), p.into());
+            }
+        }
     }
     let ts = e.timestamp.clone().unwrap_or_else(Timestamp::now);
     o.insert("timestamp".into(), ts.to_rfc3339().into());
     o.insert("message".into(), Value::Object(msg));
     if native {
         for (k, v) in &e.extra {
-            o.insert(k.clone(), v.clone());
+            if k != super::PARENT_MARK {
+                o.insert(k.clone(), v.clone());
+            }
         }
     }
     Some(Value::Object(o))
@@ -184,6 +201,16 @@ fn block_value(b: &Block, fidelity: &mut Fidelity, entry: &str) -> Option<Value>
                 .iter()
                 .filter_map(|c| block_value(c, fidelity, entry))
                 .collect();
+            // Content that was a string is written as one again.
+            let as_string = b.extra.contains_key(super::wire::CONTENT_STRING)
+                && content
+                    .iter()
+                    .all(|c| matches!(c.kind, BlockKind::Text { .. }));
+            let inner = if as_string {
+                Value::String(content.iter().filter_map(Block::plain_text).collect())
+            } else {
+                Value::Array(inner)
+            };
             let mut o =
                 json!({"type": "tool_result", "tool_use_id": tool_call_id, "content": inner});
             if *is_error {
@@ -207,5 +234,13 @@ fn block_value(b: &Block, fidelity: &mut Fidelity, entry: &str) -> Option<Value>
             return None;
         }
     };
+    let mut v = v;
+    if let (Value::Object(o), false) = (&mut v, matches!(b.kind, BlockKind::Other { .. })) {
+        for (k, val) in &b.extra {
+            if !k.starts_with('$') {
+                o.insert(k.clone(), val.clone());
+            }
+        }
+    }
     Some(v)
 }
