@@ -114,6 +114,34 @@ pub struct Sandbox {
     pub url: String,
 }
 
+/// Programs an agent leaves running (acpx keeps a queue owner and its
+/// agent process alive for minutes after a prompt) go with the sandbox:
+/// every process whose environment has the sandbox's HOME is ended.
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let home = format!("HOME={}", self.home.display());
+        let me = std::process::id().to_string();
+        let Ok(procs) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        for p in procs.flatten() {
+            let pid = p.file_name().to_string_lossy().into_owned();
+            if pid == me || !pid.bytes().all(|b| b.is_ascii_digit()) {
+                continue;
+            }
+            let Ok(env) = std::fs::read(p.path().join("environ")) else {
+                continue;
+            };
+            if env.split(|&b| b == 0).any(|v| v == home.as_bytes()) {
+                let _ = Command::new("kill")
+                    .args(["-9", &pid])
+                    .stderr(Stdio::null())
+                    .status();
+            }
+        }
+    }
+}
+
 impl Sandbox {
     /// A sandbox for `agent`, configured to use the mock at `url`.
     pub fn new(agent: &'static str, url: &str) -> Sandbox {
