@@ -270,12 +270,16 @@ pub fn subagent_files(session_path: &Path) -> Vec<PathBuf> {
     if let Some(dir) = session_path.parent() {
         crate::env::note_dir(dir);
         if let Ok(rd) = std::fs::read_dir(dir) {
+            // The name first: a project folder holds every session of the
+            // project, and only `agent-*.jsonl` files are worth a look.
             let mut flat: Vec<PathBuf> = rd
                 .flatten()
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.is_file() && is_agent(p) && first_session_id(p).as_deref() == Some(id)
+                .filter(|e| {
+                    is_agent(Path::new(&e.file_name()))
+                        && e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink())
                 })
+                .map(|e| e.path())
+                .filter(|p| p.is_file() && first_session_id(p).as_deref() == Some(id))
                 .collect();
             flat.sort();
             out.extend(flat);
