@@ -9,25 +9,13 @@
 mod common;
 
 use agentlog_formats::registry;
-use common::{assert_compacted, assert_holds, session_items, Expect};
-use serde_json::Value;
+use common::{acpx_history, assert_compacted, assert_holds, json_values, session_items, Expect};
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")
         .join(name)
-}
-
-fn values(bytes: &[u8]) -> Vec<Value> {
-    if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
-        return vec![v];
-    }
-    let text = String::from_utf8_lossy(bytes);
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn check(agent: &'static str, file: &str, expect: Expect) {
@@ -48,8 +36,8 @@ fn check_with(agent: &'static str, file: &str, holds: impl Fn(&agentlog_model::S
     format.write(&read.session, &mut out).unwrap();
     let original = std::fs::read(&path).unwrap();
     assert_eq!(
-        values(&out),
-        values(&original),
+        json_values(&out),
+        json_values(&original),
         "{file}: written back in its own format"
     );
     assert!(
@@ -124,18 +112,7 @@ fn pi_0_73_1_compacted_on_its_own() {
 #[test]
 fn acpx_0_19_1_record_and_its_event_log() {
     let file = "acpx-0.19.1/7e831bff-d809-4e39-a7b9-0dbed770325f.json";
-    check(
-        "acpx",
-        file,
-        vec![
-            ("user", "alpha acpx"),
-            ("thinking", "alpha-thinking-acpx"),
-            ("tool_call", "alpha-tool-output-acpx"),
-            ("assistant", "alpha-answer-acpx"),
-            ("user", "beta acpx"),
-            ("assistant", "beta-answer-acpx"),
-        ],
-    );
+    check("acpx", file, acpx_history());
     // The record holds no usage; its event log's turn results do, one per
     // prompt, on the prompt's last answer.
     let path = fixture(file);

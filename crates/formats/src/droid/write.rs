@@ -114,7 +114,7 @@ fn message_record(
         let blocks: Vec<Value> = m
             .content
             .iter()
-            .filter_map(|b| block_value(b, fidelity, &e.id))
+            .filter_map(|b| block_value(b, native, fidelity, &e.id))
             .collect();
         content.push(json!({
             "type": "tool_result",
@@ -123,7 +123,7 @@ fn message_record(
         }));
     } else {
         for b in &m.content {
-            if let Some(v) = block_value(b, fidelity, &e.id) {
+            if let Some(v) = block_value(b, native, fidelity, &e.id) {
                 content.push(v);
             }
         }
@@ -177,7 +177,7 @@ fn message_record(
 
 /// One content block as Droid writes it, or `None` (reported) when Droid
 /// has no such block.
-fn block_value(b: &Block, fidelity: &mut Fidelity, entry: &str) -> Option<Value> {
+fn block_value(b: &Block, native: bool, fidelity: &mut Fidelity, entry: &str) -> Option<Value> {
     let v = match &b.kind {
         BlockKind::Text { text } => json!({"type": "text", "text": text}),
         BlockKind::Thinking {
@@ -199,10 +199,11 @@ fn block_value(b: &Block, fidelity: &mut Fidelity, entry: &str) -> Option<Value>
         } => {
             let inner: Vec<Value> = content
                 .iter()
-                .filter_map(|c| block_value(c, fidelity, entry))
+                .filter_map(|c| block_value(c, native, fidelity, entry))
                 .collect();
             // Content that was a string is written as one again.
-            let as_string = b.extra.contains_key(super::wire::CONTENT_STRING)
+            let as_string = native
+                && b.extra.contains_key(super::wire::CONTENT_STRING)
                 && content
                     .iter()
                     .all(|c| matches!(c.kind, BlockKind::Text { .. }));
@@ -234,8 +235,11 @@ fn block_value(b: &Block, fidelity: &mut Fidelity, entry: &str) -> Option<Value>
             return None;
         }
     };
+    // Fields Droid's own blocks had (another format's block extras are not
+    // Droid's to carry).
     let mut v = v;
-    if let (Value::Object(o), false) = (&mut v, matches!(b.kind, BlockKind::Other { .. })) {
+    if let (Value::Object(o), true) = (&mut v, native && !matches!(b.kind, BlockKind::Other { .. }))
+    {
         for (k, val) in &b.extra {
             if !k.starts_with('$') {
                 o.insert(k.clone(), val.clone());

@@ -553,6 +553,30 @@ pub fn unmet_in(outline: &[(&str, String)], expect: &Expect) -> Vec<String> {
     missing
 }
 
+/// A JSON document, or JSON lines, as values.
+pub fn json_values(bytes: &[u8]) -> Vec<Value> {
+    if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
+        return vec![v];
+    }
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// What the session acpx writes (driving Gemini CLI) holds, in order.
+pub fn acpx_history() -> Expect {
+    vec![
+        ("user", "alpha acpx"),
+        ("thinking", "alpha-thinking-acpx"),
+        ("tool_call", "alpha-tool-output-acpx"),
+        ("assistant", "alpha-answer-acpx"),
+        ("user", "beta acpx"),
+        ("assistant", "beta-answer-acpx"),
+    ]
+}
+
 /// What the model answers when asked to summarize in the compaction tests
 /// (every request no rule matches gets it).
 pub const SUMMARY: &str = "compaction-summary-marker";
