@@ -1,5 +1,7 @@
 use crate::Entry;
-use std::collections::{HashMap, HashSet};
+// foldhash: a fast hash with a random seed per process (ids come from
+// files, which may be hostile).
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 /// A read-only index over a session's entries for tree walks.
 ///

@@ -20,8 +20,8 @@ use agentlog_model::{
     Agent, Block, BlockKind, Entry, EntryKind, Extra, Message, Role, Session, SessionMeta,
     Timestamp,
 };
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// One native line kept with the entry it was read into.
@@ -172,7 +172,7 @@ struct Reader<'a> {
     last_main: Option<String>,
     meta: MetaAcc,
     /// `(message.id, requestId)` of every response read so far.
-    responses: std::collections::HashSet<(String, String)>,
+    responses: HashSet<(String, String)>,
 }
 
 /// Reads the bytes of a Claude transcript at `path`.
@@ -189,7 +189,7 @@ pub(crate) fn read(path: &Path, bytes: &[u8]) -> (Session, Vec<Diagnostic>) {
         prev: None,
         last_main: None,
         meta: MetaAcc::default(),
-        responses: std::collections::HashSet::new(),
+        responses: HashSet::new(),
     };
     for line in crate::jsonl::lines(bytes) {
         if crate::jsonl::is_blank(line.bytes) {
