@@ -109,6 +109,30 @@ pub enum Existing {
     Replace,
 }
 
+/// When [`write_file_with`]'s file reaches the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durable {
+    /// Synced, and its directory too, before returning.
+    Now,
+    /// Left to the caller, who writes many files and syncs them all at once
+    /// with [`sync_filesystem`] (the file is still moved into place whole).
+    Later,
+}
+
+/// Makes everything written to the file system holding `dir` durable (one
+/// `syncfs`, for many files written with [`Durable::Later`]).
+pub fn sync_filesystem(dir: &Path) -> Result<(), StoreError> {
+    #[cfg(target_os = "linux")]
+    {
+        let d = File::open(dir).map_err(|e| StoreError::io(dir, "open directory", e))?;
+        rustix::fs::syncfs(&d).map_err(|e| StoreError::io(dir, "sync the file system", e.into()))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        sync_dir(dir)
+    }
+}
+
 /// Writes a whole file at `path` through a private temp file (0600) in the
 /// same directory (created 0700 when missing): `fill` writes the content,
 /// which is synced, then moved into place, and the directory synced. With
@@ -120,6 +144,19 @@ pub enum Existing {
 pub fn write_file_with<T, E>(
     path: &Path,
     existing: Existing,
+    fill: impl FnOnce(&mut dyn Write) -> Result<T, E>,
+) -> Result<T, E>
+where
+    E: From<StoreError>,
+{
+    write_file_durable(path, existing, Durable::Now, fill)
+}
+
+/// [`write_file_with`], syncing now or leaving it to the caller.
+pub fn write_file_durable<T, E>(
+    path: &Path,
+    existing: Existing,
+    durable: Durable,
     fill: impl FnOnce(&mut dyn Write) -> Result<T, E>,
 ) -> Result<T, E>
 where
@@ -158,7 +195,9 @@ where
         let f = w
             .into_inner()
             .map_err(|e| StoreError::io(&tmp, "write", e.into_error()))?;
-        f.sync_all().map_err(|e| StoreError::io(&tmp, "fsync", e))?;
+        if durable == Durable::Now {
+            f.sync_all().map_err(|e| StoreError::io(&tmp, "fsync", e))?;
+        }
         drop(f);
         match existing {
             Existing::Replace => {
@@ -172,7 +211,9 @@ where
                 Err(e) => return Err(StoreError::io(path, "link", e).into()),
             },
         }
-        sync_dir(&dir)?;
+        if durable == Durable::Now {
+            sync_dir(&dir)?;
+        }
         Ok(r)
     })();
     let _ = fs::remove_file(&tmp);
@@ -256,6 +297,27 @@ mod tests {
         }
         let leftovers = fs::read_dir(p.parent().unwrap()).unwrap().count();
         assert_eq!(leftovers, 1);
+    }
+
+    #[test]
+    fn files_synced_later_are_written_whole_and_synced_together() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in 0..3 {
+            let p = dir.path().join(format!("page-{n}.html"));
+            write_file_durable(&p, Existing::Replace, Durable::Later, |w| {
+                w.write_all(format!("page {n}").as_bytes())
+                    .map_err(|e| StoreError::io(&p, "write", e))
+            })
+            .unwrap();
+        }
+        sync_filesystem(dir.path()).unwrap();
+        for n in 0..3 {
+            let p = dir.path().join(format!("page-{n}.html"));
+            assert_eq!(fs::read_to_string(p).unwrap(), format!("page {n}"));
+        }
+        // No temp file is left behind.
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 3);
+        assert!(sync_filesystem(&dir.path().join("missing")).is_err());
     }
 
     #[test]

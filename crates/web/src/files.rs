@@ -7,7 +7,7 @@ use crate::{export_index, Exported};
 use agentlog_index::SessionInfo;
 use agentlog_model::Session;
 use agentlog_redact::Redactor;
-use agentlog_store::snapshot::{write_file_with, Existing};
+use agentlog_store::snapshot::{write_file_durable, Durable, Existing};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -126,8 +126,13 @@ pub fn read_subagents(path: &Path, format: &str) -> Vec<(String, Session)> {
 
 /// Writes `html` at `path` (replacing only agentlog's own export there).
 pub fn write_page(path: &Path, html: &str) -> Result<(), ExportError> {
+    write_page_durable(path, html, Durable::Now)
+}
+
+/// [`write_page`], synced now or with the others of an export at its end.
+fn write_page_durable(path: &Path, html: &str, durable: Durable) -> Result<(), ExportError> {
     refuse_foreign(path)?;
-    write_file_with(path, Existing::Replace, |w: &mut dyn Write| {
+    write_file_durable(path, Existing::Replace, durable, |w: &mut dyn Write| {
         w.write_all(html.as_bytes())
             .map_err(|e| agentlog_store::StoreError::io(path, "write", e))
     })?;
@@ -186,30 +191,41 @@ pub fn export_all(
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(8);
-    let chunk = jobs.len().div_ceil(workers).max(1);
-    let results: Vec<Result<(Exported, usize), String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = jobs
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter()
-                        .map(|(s, name)| {
-                            export_one(s, name, dir, redact, read, local).map_err(|e| e.to_string())
-                        })
-                        .collect::<Vec<_>>()
+    // Each worker takes the next session as it finishes one (sessions differ
+    // in size a lot), and the pages keep the order of `sessions`.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<(usize, PageResult)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((s, name)) = jobs.get(i) else {
+                            break;
+                        };
+                        let r = export_one(s, name, dir, redact, read, local)
+                            .map_err(|e| e.to_string());
+                        out.push((i, r));
+                    }
+                    out
                 })
             })
             .collect();
         handles
             .into_iter()
             .flat_map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| vec![Err("an export thread failed".to_string())])
+                h.join().unwrap_or_else(|_| {
+                    vec![(usize::MAX, Err("an export thread failed".to_string()))]
+                })
             })
             .collect()
     });
+    results.sort_by_key(|(i, _)| *i);
+    // The pages reach the disk together, before the index that lists them.
+    agentlog_store::snapshot::sync_filesystem(dir)?;
     let mut done = AllExported::default();
-    for r in results {
+    for (_, r) in results {
         match r {
             Ok((e, n)) => {
                 done.pages.push(e);
@@ -223,6 +239,10 @@ pub fn export_all(
     write_page(&done.index, &export_index(&done.pages))?;
     Ok(done)
 }
+
+/// One page of an export: what was written and how many secrets were
+/// replaced, or why it was not.
+type PageResult = Result<(Exported, usize), String>;
 
 fn export_one(
     s: &SessionInfo,
@@ -239,7 +259,7 @@ fn export_one(
         Vec::new()
     };
     let (html, report) = session_page_with(&mut read.session, &mut subagents, &s.path, redact)?;
-    write_page(&dir.join(name), &html)?;
+    write_page_durable(&dir.join(name), &html, Durable::Later)?;
     let mut title = s
         .title
         .clone()
