@@ -67,6 +67,21 @@ pub trait Format: Send + Sync {
         Ok(read)
     }
 
+    /// Reads a session to show it (render, export as a page), leaving out
+    /// what only writing it back into this format line for line needs: the
+    /// same entries as [`Format::read_bytes`], without the native records'
+    /// bookkeeping. A session read so must not be written back into its own
+    /// format (other formats and renderings are unaffected).
+    fn read_bytes_to_show(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
+        self.read_bytes(path, bytes)
+    }
+
+    /// [`Format::read_path`], to show the session (see
+    /// [`Format::read_bytes_to_show`]).
+    fn read_path_to_show(&self, path: &Path) -> Result<Read, FormatError> {
+        self.read_path(path)
+    }
+
     /// Checks the file at `path` against everything the format requires and
     /// returns every problem found. By default these are the reader's
     /// diagnostics; formats with a schema check more.

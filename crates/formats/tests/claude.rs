@@ -676,3 +676,27 @@ fn claude_2_1_330_subagent_file_ends_on_its_final_answer() {
     let bytes = std::fs::read(path).unwrap();
     assert_eq!(values(&write(&r.session)), values(&bytes));
 }
+
+/// Read to be shown, every real file gives the same entries as a full read
+/// (only the bookkeeping for writing lines back is left out).
+#[test]
+fn reading_to_show_gives_the_same_entries() {
+    for p in all_fixtures() {
+        let full = FORMAT.read_path(&p).unwrap().session;
+        let shown = FORMAT.read_path_to_show(&p).unwrap().session;
+        let strip = |s: &Session| -> Vec<_> {
+            s.entries
+                .iter()
+                .map(|e| {
+                    let mut e = e.clone();
+                    // The native lines' bookkeeping (only for writing back).
+                    e.extra.remove("agentlog:claude");
+                    (e.id, e.parent_id, e.kind, e.timestamp, e.extra)
+                })
+                .collect()
+        };
+        assert_eq!(strip(&full), strip(&shown), "{}", p.display());
+        assert_eq!(full.leaf_id, shown.leaf_id, "{}", p.display());
+        assert_eq!(full.meta, shown.meta, "{}", p.display());
+    }
+}

@@ -211,8 +211,10 @@ pub trait Backend: Send {
     }
 }
 
-/// Reads the session of the catalog row `info`: from `kept`, the bytes a
-/// backend keeps of it ([`Backend::original`]), else from its file.
+/// Reads the session of the catalog row `info` to show it (the web viewer,
+/// the HTML export: [`agentlog_formats::Format::read_bytes_to_show`], so it
+/// is not to be written back into its own format): from `kept`, the bytes
+/// a backend keeps of it ([`Backend::original`]), else from its file.
 ///
 /// Kept bytes are read under a folder that cannot exist (`/dev/null` is
 /// not one) by the file's own name: what formats take from names (ids,
@@ -231,14 +233,16 @@ pub fn read_session(
         .ok_or_else(|| fail(format!("{}: unknown format {}", info.path, info.format)))?;
     let path = std::path::Path::new(&info.path);
     let Some(bytes) = kept else {
-        return format.read_path(path).map_err(|e| fail(e.to_string()));
+        return format
+            .read_path_to_show(path)
+            .map_err(|e| fail(e.to_string()));
     };
     let name = path
         .file_name()
         .map(|n| n.to_os_string())
         .unwrap_or_else(|| "session".into());
     let mut read = format
-        .read_bytes(&std::path::Path::new("/dev/null").join(name), bytes)
+        .read_bytes_to_show(&std::path::Path::new("/dev/null").join(name), bytes)
         .map_err(|e| fail(format!("{} (the bytes kept of it): {e}", info.path)))?;
     if read.session.meta.cwd.is_none() {
         read.session.meta.cwd = info.project.clone();

@@ -124,11 +124,26 @@ impl Format for ClaudeFormat {
     }
 
     fn read_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
-        let (session, diagnostics) = read::read(path, bytes);
+        let (session, diagnostics) = read::read(path, bytes, true);
         Ok(Read {
             session,
             diagnostics,
         })
+    }
+
+    fn read_bytes_to_show(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
+        let (session, diagnostics) = read::read(path, bytes, false);
+        Ok(Read {
+            session,
+            diagnostics,
+        })
+    }
+
+    fn read_path_to_show(&self, path: &Path) -> Result<Read, FormatError> {
+        let bytes = crate::input::read_file(path)?;
+        let mut read = self.read_bytes_to_show(path, &bytes)?;
+        read.diagnostics = crate::diag::summarize(std::mem::take(&mut read.diagnostics), 100);
+        Ok(read)
     }
 
     fn validate(&self, path: &Path) -> Result<Vec<Diagnostic>, FormatError> {

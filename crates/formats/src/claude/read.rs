@@ -173,11 +173,16 @@ struct Reader<'a> {
     meta: MetaAcc,
     /// `(message.id, requestId)` of every response read so far.
     responses: HashSet<(String, String)>,
+    /// False when the session is read only to be shown: the lines' patches
+    /// are not worked out.
+    to_write_back: bool,
 }
 
-/// Reads the bytes of a Claude transcript at `path`.
-pub(crate) fn read(path: &Path, bytes: &[u8]) -> (Session, Vec<Diagnostic>) {
+/// Reads the bytes of a Claude transcript at `path`; with `to_write_back`,
+/// also what writing it back line for line needs (see `record_lines`).
+pub(crate) fn read(path: &Path, bytes: &[u8], to_write_back: bool) -> (Session, Vec<Diagnostic>) {
     let mut r = Reader {
+        to_write_back,
         path,
         diags: Vec::new(),
         entries: Vec::new(),
@@ -616,7 +621,9 @@ impl Reader<'_> {
         self.fill_compactions();
         self.load_persisted_outputs();
         self.check_content();
-        self.record_lines();
+        if self.to_write_back {
+            self.record_lines();
+        }
         // The leaf is the last entry of the main conversation; in a
         // subagent file (`agent-*.jsonl`, every message a sidechain) it is
         // the last entry of the subagent's own conversation.
