@@ -2,6 +2,7 @@
 //! (`cargo bench -p agentlog-bench --bench web`):
 //!
 //! 1. `agentlog export --all --to html` of a 500-session Claude corpus
+//!    (median of five runs, with and without redaction)
 //!    against `claude-code-log DIR -f html` (1.7.0, installed by
 //!    scripts/install-claude-code-log.sh) on copies of the same files;
 //! 2. the first page of the session list of `agentlog serve` over a
@@ -18,6 +19,9 @@ use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
+
+/// Rounds of agentlog's export (with and without redaction).
+const EXPORT_ROUNDS: usize = 5;
 
 fn die(what: &str, e: impl std::fmt::Display) -> ! {
     eprintln!("web bench: {what}: {e}");
@@ -200,22 +204,32 @@ fn main() {
     std::fs::create_dir_all(&peer_home).unwrap_or_else(|e| die("mkdir", e));
     copy_dir(&home.join(".claude"), &peer_home.join(".claude"));
     let index_s = timed(cmd(&bin, &home).arg("index"), "agentlog index");
+    // Five rounds, with and without redaction in turn, each into a new
+    // folder; the medians are compared (one run of a second varies by a
+    // tenth here).
     let out = tmp.join("html");
-    let export_s = timed(
-        cmd(&bin, &home)
-            .args(["export", "--all", "--to", "html", "-o"])
-            .arg(&out),
-        "agentlog export",
-    );
     let out2 = tmp.join("html-raw");
-    let raw_s = timed(
-        cmd(&bin, &home)
-            .args(["export", "--all", "--to", "html", "--no-redact", "-o"])
-            .arg(&out2),
-        "agentlog export --no-redact",
-    );
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for _ in 0..EXPORT_ROUNDS {
+        let _ = std::fs::remove_dir_all(&out);
+        with.push(timed(
+            cmd(&bin, &home)
+                .args(["export", "--all", "--to", "html", "-o"])
+                .arg(&out),
+            "agentlog export",
+        ));
+        let _ = std::fs::remove_dir_all(&out2);
+        without.push(timed(
+            cmd(&bin, &home)
+                .args(["export", "--all", "--to", "html", "--no-redact", "-o"])
+                .arg(&out2),
+            "agentlog export --no-redact",
+        ));
+    }
+    let export_s = median(with);
+    let raw_s = median(without);
     println!(
-        "agentlog index (cold): {index_s:.2} s; export --all --to html: {export_s:.2} s ({:.0} MB written), without redaction {raw_s:.2} s (redaction costs {:.0}%)",
+        "agentlog index (cold): {index_s:.2} s; export --all --to html (median of {EXPORT_ROUNDS}): {export_s:.2} s ({:.0} MB written), without redaction {raw_s:.2} s (redaction costs {:.0}%)",
         dir_size(&out) as f64 / 1e6,
         (export_s / raw_s - 1.0) * 100.0
     );
