@@ -428,6 +428,70 @@ fn fifos_devices_and_oversized_inputs_are_refused() {
     );
 }
 
+/// `-o` naming a FIFO or a character device writes into it, with or
+/// without --force; it is never replaced by a file (an export run as root
+/// with `-o /dev/null --force` once put a regular file in its place). The
+/// HTML export, whose pages are always files, refuses one.
+#[cfg(unix)]
+#[test]
+fn output_into_a_fifo_or_a_device_is_written_not_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let env = TestEnv::new();
+    let src = claude_fixture();
+    let src = src.to_str().unwrap();
+    let fifo = env.home().join("out.pipe");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    for force in [false, true] {
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(&fifo).unwrap())
+        };
+        let mut args = vec!["convert", src, "--to", "pi", "-o", fifo.to_str().unwrap()];
+        if force {
+            args.push("--force");
+        }
+        let r = run_within(&env, &args, 30);
+        assert_eq!(r.status, 0, "{args:?}: {}", r.stderr);
+        let got = reader.join().unwrap();
+        assert!(
+            String::from_utf8_lossy(&got).contains("\"type\":\"session\""),
+            "{args:?}: the pi session did not come through the pipe"
+        );
+        assert!(
+            std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo(),
+            "{args:?}: the FIFO was replaced"
+        );
+    }
+    for args in [
+        vec!["convert", src, "--to", "pi", "-o", "/dev/null", "--force"],
+        vec!["export", src, "--to", "markdown", "-o", "/dev/null"],
+    ] {
+        let r = env.run(&args);
+        assert_eq!(r.status, 0, "{args:?}: {}", r.stderr);
+        assert!(
+            std::fs::symlink_metadata("/dev/null")
+                .unwrap()
+                .file_type()
+                .is_char_device(),
+            "{args:?} replaced /dev/null"
+        );
+    }
+    let r = env.run(&["export", src, "--to", "html", "-o", fifo.to_str().unwrap()]);
+    assert_ne!(r.status, 0, "{}", r.stdout);
+    assert!(r.stderr.contains("not overwriting it"), "{}", r.stderr);
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+}
+
 #[test]
 fn a_cursor_store_with_an_endless_view_is_refused() {
     let env = TestEnv::new();

@@ -164,7 +164,12 @@ where
 {
     let dir = parent_dir(path);
     ensure_dir(&dir)?;
-    if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+    // Only a regular file (or a symbolic link, replaced itself) is ever
+    // replaced: never a directory, a device such as /dev/null, a FIFO or a
+    // socket.
+    if fs::symlink_metadata(path)
+        .is_ok_and(|m| !m.file_type().is_file() && !m.file_type().is_symlink())
+    {
         return Err(StoreError::NotRegularFile {
             path: path.to_path_buf(),
         }
@@ -297,6 +302,28 @@ mod tests {
         }
         let leftovers = fs::read_dir(p.parent().unwrap()).unwrap().count();
         assert_eq!(leftovers, 1);
+    }
+
+    /// Replacing is for files: a FIFO (or a device) in the way is left as
+    /// it is and the write refused.
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_never_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("pipe");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&p)
+            .status()
+            .unwrap()
+            .success());
+        let r = write_file_with(&p, Existing::Replace, |w| {
+            w.write_all(b"x")
+                .map_err(|e| StoreError::io(&p, "write", e))
+        });
+        assert!(matches!(r, Err(StoreError::NotRegularFile { .. })), "{r:?}");
+        assert!(fs::symlink_metadata(&p).unwrap().file_type().is_fifo());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]

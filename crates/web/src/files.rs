@@ -45,6 +45,13 @@ pub enum ExportError {
 /// Returns an error unless `path` is free or one of agentlog's own HTML
 /// exports (which are replaced).
 pub fn refuse_foreign(path: &Path) -> Result<(), ExportError> {
+    // Only a regular file is opened to look: opening a FIFO would wait for
+    // a writer forever, and a device is never ours.
+    match std::fs::metadata(path) {
+        Err(_) => return Ok(()),
+        Ok(m) if !m.is_file() => return Err(ExportError::Foreign(path.to_path_buf())),
+        Ok(_) => {}
+    }
     match std::fs::File::open(path) {
         Err(_) => Ok(()),
         Ok(mut f) => {

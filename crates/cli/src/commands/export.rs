@@ -90,11 +90,31 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// True when `path` itself (not through a symbolic link, which could point
+/// anywhere) is a character device or a FIFO: a stream to write into, not
+/// a file to replace.
+fn is_stream(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::symlink_metadata(path).is_ok_and(|m| {
+            let t = m.file_type();
+            t.is_char_device() || t.is_fifo()
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
 /// Calls `write` with the output file or with standard output. The file is
 /// written through a private temp file beside it (0600; missing
 /// directories 0700) and moved into place, so a failed export leaves no
 /// half file and no write follows a symbolic link; an existing file is an
-/// error unless `force`, which replaces it atomically.
+/// error unless `force`, which replaces it atomically. A device or FIFO
+/// (`/dev/null`, a named pipe) is written into as it is.
 pub fn write_output<T>(
     path: Option<&Path>,
     force: bool,
@@ -105,6 +125,17 @@ pub fn write_output<T>(
             let mut stdout = std::io::stdout().lock();
             let r = write(&mut stdout)?;
             stdout.flush()?;
+            Ok(r)
+        }
+        // A device or a FIFO (`-o /dev/null`, `-o /dev/stdout`, a named
+        // pipe) is written into, never replaced.
+        Some(path) if is_stream(path) => {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .with_context(|| format!("writing {}", path.display()))?;
+            let r = write(&mut f).with_context(|| format!("writing {}", path.display()))?;
+            f.flush()?;
             Ok(r)
         }
         Some(path) => {
