@@ -384,20 +384,32 @@ fn cell(
     })
 }
 
+/// The four CLIs (installed), one mock server, and a sandbox for each
+/// agent with its project folder.
+fn every_agent() -> (
+    agentlog_harness::MockServer,
+    Vec<Sandbox>,
+    Vec<(&'static str, PathBuf)>,
+) {
+    for a in AGENTS {
+        cli(a);
+    }
+    let server = server(agentlog_harness::Script::default());
+    let url = server.url();
+    let sandboxes: Vec<Sandbox> = AGENTS.iter().map(|&a| Sandbox::new(a, &url)).collect();
+    let projects = sandboxes
+        .iter()
+        .map(|s| (s.agent, s.project.clone()))
+        .collect();
+    (server, sandboxes, projects)
+}
+
 #[test]
 fn real_agents_conformance_matrix() {
     run_or_skip(|| {
-        for a in AGENTS {
-            cli(a);
-        }
         // One server; each agent's prompts carry its name.
-        let server = server(agentlog_harness::Script::default());
+        let (server, sandboxes, projects) = every_agent();
         let url = server.url();
-        let sandboxes: Vec<Sandbox> = AGENTS.iter().map(|&a| Sandbox::new(a, &url)).collect();
-        let projects: Vec<(&str, PathBuf)> = sandboxes
-            .iter()
-            .map(|s| (s.agent, s.project.clone()))
-            .collect();
         server.set_script(shared_script(&projects));
         let generated: Vec<Generated> = std::thread::scope(|scope| {
             let handles: Vec<_> = sandboxes
@@ -477,20 +489,11 @@ fn real_agents_conformance_matrix() {
 /// a tool call and a later turn. agentlog must read the turn before, the
 /// compaction with the summary the model wrote, and the turn after, in that
 /// order on the active branch; list one session; show the compaction; and
-/// write the file back in its own format as the same JSON values.
+/// write the file back in its own format byte for byte.
 #[test]
 fn real_agents_compact() {
     run_or_skip(|| {
-        for a in AGENTS {
-            cli(a);
-        }
-        let server = server(agentlog_harness::Script::default());
-        let url = server.url();
-        let sandboxes: Vec<Sandbox> = AGENTS.iter().map(|&a| Sandbox::new(a, &url)).collect();
-        let projects: Vec<(&str, PathBuf)> = sandboxes
-            .iter()
-            .map(|s| (s.agent, s.project.clone()))
-            .collect();
+        let (server, sandboxes, projects) = every_agent();
         let mut script = shared_script(&projects).rule(
             agentlog_harness::Rule::new("omega").then(vec![agentlog_harness::text("omega-answer")]),
         );
