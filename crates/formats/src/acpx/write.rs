@@ -2,8 +2,8 @@
 //! from, brought up to date, or a new one for a session of another agent.
 
 use super::wire::record::{
-    record_to_string, AcpxState, AgentMessage, Content, Layout, Opt, SessionRecord, Thread,
-    ThreadMessage, ToolResult, ToolResults, ToolUse, UserMessage, SCHEMA,
+    record_to_string, tool_use_holder, AcpxState, AgentMessage, Content, Layout, Opt,
+    SessionRecord, Thread, ThreadMessage, ToolResult, ToolResults, ToolUse, UserMessage, SCHEMA,
 };
 use super::wire::{LAYOUT_KEY, ORDER_KEY, RECORD_KEY};
 use crate::{Fidelity, FormatError};
@@ -387,21 +387,10 @@ pub(super) fn attach_result(
         .and_then(Value::as_str)
         .map(str::to_string)
         .unwrap_or_else(|| id.clone());
-    let holder = out.iter().rposition(|msg| match msg {
-        ThreadMessage::Agent(a) => a
-            .content
-            .iter()
-            .any(|c| matches!(c, Content::ToolUse(t) if t.id == id)),
-        _ => false,
-    });
+    let call = tool_use_holder(out, &id);
+    let holder = call.map(|(i, _)| i);
     // The result names its tool: the message's tool name, else the call's.
-    let call_name = holder.and_then(|i| match &out[i] {
-        ThreadMessage::Agent(a) => a.content.iter().find_map(|c| match c {
-            Content::ToolUse(t) if t.id == id => Some(t.name.clone()),
-            _ => None,
-        }),
-        _ => None,
-    });
+    let call_name = call.map(|(_, t)| t.name.clone());
     let result = match b
         .extra
         .get("acpx_result")

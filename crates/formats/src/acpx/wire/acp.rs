@@ -14,8 +14,8 @@
 //!   `config_option_update` set the `acpx` fields.
 
 use super::record::{
-    AgentMessage, Content, Opt, SessionRecord, ThreadMessage, ToolResult, ToolResults, ToolUse,
-    UserMessage,
+    tool_use_holder, AgentMessage, Content, Opt, SessionRecord, ThreadMessage, ToolResult,
+    ToolResults, ToolUse, UserMessage,
 };
 use serde_json::{json, Map, Value};
 
@@ -219,13 +219,7 @@ pub fn status_is_error(status: &str) -> bool {
 fn upsert_tool(record: &mut SessionRecord, id: &str, update: &Value, is_new: bool) {
     let msgs = record.thread_mut().messages_mut();
     // The agent message that already holds this tool use, else the current one.
-    let holder = msgs.iter().rposition(|m| match m {
-        ThreadMessage::Agent(a) => a
-            .content
-            .iter()
-            .any(|c| matches!(c, Content::ToolUse(t) if t.id == id)),
-        _ => false,
-    });
+    let holder = tool_use_holder(msgs, id).map(|(i, _)| i);
     let a = match holder {
         Some(i) => match &mut msgs[i] {
             ThreadMessage::Agent(a) => a,

@@ -245,6 +245,25 @@ pub enum ThreadMessage {
     Invalid(Value),
 }
 
+/// The last agent message of `messages` holding the tool use `id`: its
+/// index and the tool use.
+pub fn tool_use_holder<'a>(
+    messages: &'a [ThreadMessage],
+    id: &str,
+) -> Option<(usize, &'a ToolUse)> {
+    messages
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, m)| match m {
+            ThreadMessage::Agent(a) => a.content.iter().find_map(|c| match c {
+                Content::ToolUse(t) if t.id == id => Some((i, &**t)),
+                _ => None,
+            }),
+            _ => None,
+        })
+}
+
 /// A user message.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct UserMessage {
