@@ -94,10 +94,8 @@ fn usage_from_stream(path: &Path, record_id: &str, session: &mut Session) {
             .find(|&i| {
                 entries[i].message().is_some_and(|m| {
                     m.role == Role::User
-                        && !m
-                            .content
-                            .iter()
-                            .all(|b| matches!(b.kind, BlockKind::ToolResult { .. }))
+                        && !m.content.is_empty()
+                        && !agentlog_model::only_tool_results(m)
                 })
             })
             .unwrap_or(entries.len());
