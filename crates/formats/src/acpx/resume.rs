@@ -18,7 +18,7 @@ use crate::{Fidelity, Format, FormatError, ResumePlan};
 use agentlog_model::{Agent, Session};
 use serde_json::json;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The agents acpx starts with a fixed command of its agent registry and
 /// whose ACP mode loads their own sessions: the agent, acpx's name for it,
@@ -63,37 +63,10 @@ fn target(session: &Session) -> Result<Target, FormatError> {
     })
 }
 
-/// The Gemini CLI chat file holding the session `id`, if the CLI's store
-/// under `env` has one.
-fn gemini_chat(env: &DiscoverEnv, id: &str) -> Option<PathBuf> {
-    let short: String = id.chars().take(8).collect();
-    let tmp = crate::gemini::gemini_dir(env).join("tmp");
-    crate::env::list_dirs(&tmp).into_iter().find_map(|project| {
-        std::fs::read_dir(project.join("chats"))
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| {
-                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                    n.starts_with("session-")
-                        && (n.ends_with(&format!("-{short}.jsonl"))
-                            || n.ends_with(&format!("-{short}.json")))
-                }) && chat_has_id(p, id)
-            })
-    })
-}
-
-fn chat_has_id(path: &Path, id: &str) -> bool {
-    std::fs::read(path).is_ok_and(|bytes| {
-        let head = &bytes[..bytes.len().min(4096)];
-        String::from_utf8_lossy(head).contains(&format!("\"sessionId\":\"{id}\""))
-    })
-}
-
 /// Plans the record: where it goes and the command that continues it.
 pub(super) fn plan(session: &Session, env: &DiscoverEnv) -> Result<ResumePlan, FormatError> {
     let t = target(session)?;
-    if gemini_chat(env, &t.session_id).is_none() {
+    if crate::gemini::chat_path(env, &t.session_id).is_none() {
         return Err(FormatError::io(
             crate::gemini::gemini_dir(env).join("tmp"),
             std::io::Error::new(

@@ -87,6 +87,34 @@ pub fn gemini_session_id(session: &Session) -> String {
     crate::ids::stable_uuid(id).to_string()
 }
 
+/// The chat file of the session `id` in Gemini CLI's store under `env`
+/// (`tmp/<project>/chats/session-<time>-<id8>.json[l]` whose first 4 KiB
+/// name the session), if there is one.
+pub(crate) fn chat_path(env: &DiscoverEnv, id: &str) -> Option<PathBuf> {
+    let short: String = id.chars().take(8).collect();
+    let names_it = |p: &Path| {
+        use std::io::Read as _;
+        let mut head = Vec::new();
+        crate::input::open_file(p).is_ok_and(|(f, _)| f.take(4096).read_to_end(&mut head).is_ok())
+            && String::from_utf8_lossy(&head).contains(&format!("\"sessionId\":\"{id}\""))
+    };
+    list_dirs(&gemini_dir(env).join("tmp"))
+        .into_iter()
+        .find_map(|project| {
+            std::fs::read_dir(project.join("chats"))
+                .ok()?
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| {
+                    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                        n.starts_with("session-")
+                            && (n.ends_with(&format!("-{short}.jsonl"))
+                                || n.ends_with(&format!("-{short}.json")))
+                    }) && names_it(p)
+                })
+        })
+}
+
 /// Returns `~/.gemini`, with `$GEMINI_CLI_HOME` in place of `~`.
 pub fn gemini_dir(env: &DiscoverEnv) -> PathBuf {
     env.var_path("GEMINI_CLI_HOME")
