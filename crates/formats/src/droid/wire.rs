@@ -44,15 +44,14 @@ fn known_keys(ty: &str) -> &'static [&'static str] {
 pub(super) fn block(v: &Value) -> Block {
     let mut b = modelled_block(v);
     if let (Some(o), false) = (v.as_object(), matches!(b.kind, BlockKind::Other { .. })) {
-        let known = known_keys(o.get("type").and_then(Value::as_str).unwrap_or_default());
+        let ty = o.get("type").and_then(Value::as_str).unwrap_or_default();
+        let known = known_keys(ty);
         for (k, val) in o {
             if !known.contains(&k.as_str()) {
                 b.extra.insert(k.clone(), val.clone());
             }
         }
-        if o.get("type").and_then(Value::as_str) == Some("tool_result")
-            && o.get("content").is_some_and(Value::is_string)
-        {
+        if ty == "tool_result" && o.get("content").is_some_and(Value::is_string) {
             b.extra.insert(CONTENT_STRING.into(), Value::Bool(true));
         }
     }

@@ -197,10 +197,6 @@ fn block_value(b: &Block, native: bool, fidelity: &mut Fidelity, entry: &str) ->
             content,
             is_error,
         } => {
-            let inner: Vec<Value> = content
-                .iter()
-                .filter_map(|c| block_value(c, native, fidelity, entry))
-                .collect();
             // Content that was a string is written as one again.
             let as_string = native
                 && b.extra.contains_key(super::wire::CONTENT_STRING)
@@ -210,7 +206,12 @@ fn block_value(b: &Block, native: bool, fidelity: &mut Fidelity, entry: &str) ->
             let inner = if as_string {
                 Value::String(content.iter().filter_map(Block::plain_text).collect())
             } else {
-                Value::Array(inner)
+                Value::Array(
+                    content
+                        .iter()
+                        .filter_map(|c| block_value(c, native, fidelity, entry))
+                        .collect(),
+                )
             };
             let mut o =
                 json!({"type": "tool_result", "tool_use_id": tool_call_id, "content": inner});
