@@ -383,42 +383,41 @@ fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
                         .iter()
                         .flatten()
                         .find_map(|(m, _)| log.compactions.get(record_id(m)?).cloned());
-                    match (after_compaction, &compression) {
+                    let summary_at = compression.as_ref().map(|(at, _)| *at);
+                    // The CLI compressed the conversation: the history goes
+                    // on under a compaction holding the summary.
+                    let compressed =
+                        compression.filter(|_| after_compaction.is_none() && !log.seq.is_empty());
+                    match after_compaction {
                         // The history as it stands after an earlier
                         // compression: it goes on from that compaction.
-                        (Some(prefix), _) => {
+                        Some(prefix) => {
                             log.seq = prefix;
                             log.current.clear();
-                            log.push(with_line(event("$set", value)), true);
                         }
-                        // The CLI compressed the conversation: the history
-                        // goes on under a compaction holding the summary.
-                        (None, Some((at, summary))) if !log.seq.is_empty() => {
-                            log.current.clear();
-                            log.push(with_line(event("$set", value)), true);
-                            let mut c = Entry::new(
-                                format!("L{line}.0"),
-                                None,
-                                EntryKind::Compaction {
-                                    summary: summary.clone(),
-                                    short_summary: None,
-                                    first_kept_entry_id: None,
-                                    tokens_before: None,
-                                    details: None,
-                                    from_extension: None,
-                                    preserve_data: None,
-                                },
-                            );
-                            c.timestamp = parsed[*at].as_ref().and_then(|(_, ts)| ts.clone());
-                            c.line = Some(line);
-                            log.push(c, true);
-                            if let Some(id) = parsed[*at].as_ref().and_then(|(m, _)| record_id(m)) {
-                                log.compactions.insert(id.to_string(), log.seq.clone());
-                            }
-                        }
-                        _ => {
-                            log.clear();
-                            log.push(with_line(event("$set", value)), true);
+                        None if compressed.is_some() => log.current.clear(),
+                        None => log.clear(),
+                    }
+                    log.push(with_line(event("$set", value)), true);
+                    if let Some((at, summary)) = compressed {
+                        let mut c = Entry::new(
+                            format!("L{line}.0"),
+                            None,
+                            EntryKind::Compaction {
+                                summary,
+                                short_summary: None,
+                                first_kept_entry_id: None,
+                                tokens_before: None,
+                                details: None,
+                                from_extension: None,
+                                preserve_data: None,
+                            },
+                        );
+                        c.timestamp = parsed[at].as_ref().and_then(|(_, ts)| ts.clone());
+                        c.line = Some(line);
+                        log.push(c, true);
+                        if let Some(id) = parsed[at].as_ref().and_then(|(m, _)| record_id(m)) {
+                            log.compactions.insert(id.to_string(), log.seq.clone());
                         }
                     }
                     for (i, rec) in parsed.into_iter().enumerate() {
@@ -429,7 +428,7 @@ fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
                         if !log.seen_ids.insert(msg_id.clone()) {
                             m.usage = None;
                         }
-                        if let Some((at, _)) = compression {
+                        if let Some(at) = summary_at {
                             if i == at {
                                 m.injected = Some("compression_summary".into());
                             } else if i == at + 1 {
