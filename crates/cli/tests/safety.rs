@@ -13,6 +13,16 @@ fn claude_fixture() -> PathBuf {
     fixtures().join("native/claude/ccv-sample-project/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl")
 }
 
+/// Makes a named pipe at `p`.
+#[cfg(unix)]
+fn mkfifo(p: &Path) {
+    let ok = std::process::Command::new("mkfifo")
+        .arg(p)
+        .status()
+        .unwrap();
+    assert!(ok.success(), "mkfifo {}", p.display());
+}
+
 #[cfg(unix)]
 fn mode(p: &Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
@@ -383,11 +393,7 @@ fn resumed_paths_stay_inside_the_agents_folder() {
 fn fifos_devices_and_oversized_inputs_are_refused() {
     let env = TestEnv::new();
     let fifo = env.home().join("pipe.jsonl");
-    let ok = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    mkfifo(&fifo);
     let f = fifo.to_str().unwrap();
     for args in [
         vec!["show", f],
@@ -440,11 +446,7 @@ fn output_into_a_fifo_or_a_device_is_written_not_replaced() {
     let src = claude_fixture();
     let src = src.to_str().unwrap();
     let fifo = env.home().join("out.pipe");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    mkfifo(&fifo);
     for force in [false, true] {
         let reader = {
             let fifo = fifo.clone();
