@@ -44,6 +44,7 @@ mod query;
 mod schema;
 mod search;
 mod stats;
+mod texts;
 pub mod time;
 mod update;
 mod writer;
@@ -138,6 +139,7 @@ impl Index {
         )
         .at(&self.path)?;
         fresh.busy_timeout(schema::BUSY_TIMEOUT).at(&self.path)?;
+        texts::register(&fresh).at(&self.path)?;
         let problems = schema::quick_check(&fresh, &self.path)?;
         drop(fresh);
         if problems.is_empty() {
@@ -185,7 +187,9 @@ impl Index {
         self.states.replace(None);
         self.conn
             .execute_batch(
-                "BEGIN IMMEDIATE; DELETE FROM fts; DELETE FROM docs; DELETE FROM usage;
+                "BEGIN IMMEDIATE; INSERT INTO fts(fts) VALUES('delete-all'); DELETE FROM texts;
+                 INSERT INTO words(words) VALUES('delete-all');
+                 DELETE FROM docs; DELETE FROM usage;
                  DELETE FROM sessions; DELETE FROM files; COMMIT;",
             )
             .at(&self.path)
@@ -272,6 +276,13 @@ impl Index {
             .execute_batch("INSERT INTO fts(fts) VALUES('optimize'); PRAGMA optimize;")
             .at(&self.path)
     }
+}
+
+/// Registers on `conn` the SQL function an index's full-text table reads
+/// its text through (see the `texts` module): what a connection of one's
+/// own to an index file needs before it reads `fts`'s columns or snippets.
+pub fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
+    texts::register(conn)
 }
 
 /// Returns the default index path: `$AGENTLOG_INDEX`, else

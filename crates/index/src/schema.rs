@@ -7,21 +7,19 @@ use std::path::Path;
 
 /// The schema version, kept in `PRAGMA user_version`. An index with another
 /// version is rebuilt from the session files.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// The tables. `files` holds what was read of each session file (for
 /// incremental updates); `sessions` is the catalog (same id as `files`);
 /// `docs` has one row per entry; `fts` is the full-text index (rowid =
-/// `docs.rowid`); `usage` has one row per model response.
+/// `docs.rowid`) over the entries' text, which `texts` keeps compressed
+/// (the `texts` module says how); `usage` has one row per model response.
 ///
-/// `fts` keeps prefix indexes for prefixes of 2 to 4 characters: such a
-/// prefix is read like a word, newest entries first, where without one
-/// FTS5 gathers the entries of every word the prefix starts before
-/// returning any (`pars*` took 20 ms on a 1 GB corpus, 0.4 ms with the
-/// index). Longer prefixes start fewer words and are gathered (5 to 10 ms
-/// there). On that corpus the prefix indexes take the build from 17 to
-/// 28 s and the file from 0.92 to 1.35 GB; indexes for 5 and 6 characters
-/// as well would make it 35 s and 1.53 GB.
+/// `fts` keeps no prefix indexes: a prefix query (`pars*`) makes FTS5 gather
+/// the entries of every word the prefix starts, which is exact and takes
+/// milliseconds, where each prefix index (2, 3 and 4 characters were kept
+/// before) made the file larger by about 0.14x the corpus and the build
+/// slower by a sixth.
 const SCHEMA: &str = "
 CREATE TABLE files(
   id INTEGER PRIMARY KEY,
@@ -60,6 +58,8 @@ CREATE INDEX sessions_updated ON sessions(updated_ms);
 CREATE TABLE docs(
   id INTEGER PRIMARY KEY,
   session INTEGER NOT NULL,
+  block INTEGER, -- texts.id; NULL when nothing of the entry is searchable
+  slot INTEGER,
   entry_id TEXT NOT NULL,
   line INTEGER,
   ts_ms INTEGER,
@@ -86,11 +86,22 @@ CREATE TABLE usage(
 );
 CREATE INDEX usage_session ON usage(session, line);
 CREATE INDEX usage_response ON usage(response_id);
+CREATE TABLE texts(id INTEGER PRIMARY KEY, z BLOB NOT NULL);
+CREATE VIEW fts_text(id, text, thinking, tools, output, tags) AS
+  SELECT d.id, agentlog_text(t.z, d.slot, 0), agentlog_text(t.z, d.slot, 1),
+         agentlog_text(t.z, d.slot, 2), agentlog_text(t.z, d.slot, 3),
+         agentlog_text(t.z, d.slot, 4)
+  FROM docs d JOIN texts t ON t.id = d.block;
 CREATE VIRTUAL TABLE fts USING fts5(
   text, thinking, tools, output, tags,
-  tokenize = 'unicode61 remove_diacritics 2',
-  prefix = '2 3 4'
+  content = 'fts_text', content_rowid = 'id',
+  tokenize = 'unicode61 remove_diacritics 2'
 );
+CREATE VIRTUAL TABLE words USING fts5(
+  w, content = '', contentless_delete = 1, detail = none,
+  tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE VIRTUAL TABLE words_vocab USING fts5vocab(words, row);
 INSERT INTO fts(fts, rank) VALUES('pgsz', 4000);
 INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);
 ";
@@ -141,6 +152,7 @@ fn configure_waiting(
     busy: std::time::Duration,
 ) -> Result<(), IndexError> {
     conn.busy_timeout(busy).at(path)?;
+    crate::texts::register(conn).at(path)?;
     conn.execute_batch(
         "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;
          PRAGMA cache_size=-32768; PRAGMA foreign_keys=OFF;",

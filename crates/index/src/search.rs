@@ -149,13 +149,16 @@ impl Hit {
 const FIELDS: [&str; 4] = ["text", "thinking", "tools", "output"];
 /// Entries a phrase must be in to count as too common to weigh.
 const COMMON: i64 = 20_000;
+/// At most this many words a prefix starts are searched as words (see
+/// `expand_prefixes`); a prefix of more is left to FTS5.
+const PREFIX_WORDS: usize = 200;
 const OPEN: char = '\u{2}';
 const CLOSE: char = '\u{3}';
 
 impl Index {
     /// Searches every indexed entry; returns the best hits first.
     pub fn search(&self, p: &SearchParams) -> Result<Vec<Hit>, IndexError> {
-        let parsed = query::parse(&p.query)?;
+        let parsed = self.expand_prefixes(query::parse(&p.query)?)?;
         let Some(filters) = self.filter_expr(p)? else {
             return Ok(Vec::new());
         };
@@ -243,7 +246,7 @@ impl Index {
     /// at `cap`: a total to show beside the best hits that stays cheap on
     /// common words.
     pub fn count_matches(&self, p: &SearchParams, cap: u64) -> Result<u64, IndexError> {
-        let parsed = query::parse(&p.query)?;
+        let parsed = self.expand_prefixes(query::parse(&p.query)?)?;
         let Some(filters) = self.filter_expr(p)? else {
             return Ok(0);
         };
@@ -264,6 +267,55 @@ impl Index {
         })
         .map(|n| n.max(0) as u64)
         .map_err(|e| query_error(&self.path, &p.query, e))
+    }
+
+    /// Replaces each one-word prefix (`"pars"*`) by the words of the index
+    /// it starts (`("parse" OR "parser")`), read from the vocabulary the
+    /// `texts` module keeps: FTS5 reads a few words' entries newest first
+    /// and stops, where it gathers every entry of every such word for a
+    /// prefix. Prefixes of other text, of no word, or of more than
+    /// [`PREFIX_WORDS`] words are left to FTS5.
+    fn expand_prefixes(&self, mut parsed: query::Parsed) -> Result<query::Parsed, IndexError> {
+        for ph in parsed
+            .required
+            .iter_mut()
+            .flatten()
+            .chain(parsed.excluded.iter_mut())
+        {
+            let Some(word) = ph
+                .strip_prefix('"')
+                .and_then(|w| w.strip_suffix("\"*"))
+                .filter(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric()))
+            else {
+                continue;
+            };
+            let low = word.to_ascii_lowercase();
+            let mut high = low.clone().into_bytes();
+            if let Some(last) = high.last_mut() {
+                *last += 1; // an ASCII letter or digit: the next byte is ASCII too
+            }
+            let high = String::from_utf8(high).unwrap_or_default();
+            let mut stmt = self
+                .conn
+                .prepare_cached(
+                    "SELECT term FROM words_vocab WHERE term >= ?1 AND term < ?2 LIMIT ?3",
+                )
+                .at(&self.path)?;
+            let words: Vec<String> = stmt
+                .query_map(params![low, high, PREFIX_WORDS as i64 + 1], |r| r.get(0))
+                .and_then(|rows| rows.collect())
+                .at(&self.path)?;
+            if words.is_empty() || words.len() > PREFIX_WORDS {
+                continue;
+            }
+            let quoted: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+            *ph = if quoted.len() == 1 {
+                quoted.concat()
+            } else {
+                format!("({})", quoted.join(" OR "))
+            };
+        }
+        Ok(parsed)
     }
 
     fn phrase_count(&self, phrase: &str, cap: i64) -> Result<i64, IndexError> {

@@ -75,15 +75,45 @@ impl<'c> Writer<'c> {
     fn clear_session(&mut self, id: i64, from: u64) -> Result<(), IndexError> {
         let from = from as i64;
         let c = &self.conn;
+        // Out of the index first: FTS5 reads the words to remove through
+        // `fts_text`, so the entries and their text blocks must still be
+        // there. Only entries with a block were put into `fts`.
         c.prepare_cached(
             "DELETE FROM fts WHERE rowid IN
-               (SELECT id FROM docs WHERE session = ?1 AND (?2 = 0 OR line >= ?2))",
+               (SELECT id FROM docs WHERE session = ?1 AND (?2 = 0 OR line >= ?2)
+                  AND block IS NOT NULL)",
         )
         .and_then(|mut s| s.execute(params![id, from]))
         .at(self.path)?;
+        let blocks: Vec<i64> = c
+            .prepare_cached(
+                "SELECT DISTINCT block FROM docs
+                 WHERE session = ?1 AND (?2 = 0 OR line >= ?2) AND block IS NOT NULL",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![id, from], |r| r.get(0))?
+                    .collect::<Result<_, _>>()
+            })
+            .at(self.path)?;
         c.prepare_cached("DELETE FROM docs WHERE session = ?1 AND (?2 = 0 OR line >= ?2)")
             .and_then(|mut s| s.execute(params![id, from]))
             .at(self.path)?;
+        // A block shared with entries that stay (an update that read the
+        // file from the middle of one) stays too.
+        let mut drop_block = c
+            .prepare_cached(
+                "DELETE FROM texts WHERE id = ?2
+                   AND NOT EXISTS (SELECT 1 FROM docs WHERE session = ?1 AND block = ?2)",
+            )
+            .at(self.path)?;
+        let mut drop_words = c
+            .prepare_cached("DELETE FROM words WHERE rowid = ?1")
+            .at(self.path)?;
+        for b in blocks {
+            if drop_block.execute(params![id, b]).at(self.path)? > 0 {
+                drop_words.execute([b]).at(self.path)?;
+            }
+        }
         c.prepare_cached("DELETE FROM usage WHERE session = ?1 AND (?2 = 0 OR line >= ?2)")
             .and_then(|mut s| s.execute(params![id, from]))
             .at(self.path)?;
@@ -267,11 +297,36 @@ impl<'c> Writer<'c> {
             base_tags.push(' ');
             base_tags.push_str(&tag('p', project_key(p)));
         }
+        // The searchable entries' fields, into compressed blocks first:
+        // each entry's row names its block.
+        let mut tags = Vec::with_capacity(x.docs.len());
+        let mut place = Vec::with_capacity(x.docs.len());
+        let mut builder = crate::texts::BlockBuilder::default();
+        let mut pending = Vec::new();
+        for d in &x.docs {
+            if d.is_empty() {
+                tags.push(String::new());
+                place.push(None);
+                continue;
+            }
+            let t = doc_tags(&base_tags, d);
+            let slot = builder.push([&d.text, &d.thinking, &d.tools, &d.output, &t]);
+            tags.push(t);
+            place.push(Some((0, slot)));
+            pending.push(place.len() - 1);
+            if builder.is_full() {
+                self.write_block(&mut builder, &mut pending, &mut place)?;
+            }
+        }
+        if !builder.is_empty() {
+            self.write_block(&mut builder, &mut pending, &mut place)?;
+        }
         let c = &self.conn;
         let mut doc_stmt = c
             .prepare_cached(
-                "INSERT INTO docs(session, entry_id, line, ts_ms, role, kind, is_message, tool_calls)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO docs(session, block, slot, entry_id, line, ts_ms, role, kind,
+                   is_message, tool_calls)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )
             .at(self.path)?;
         let mut fts_stmt = c
@@ -280,10 +335,12 @@ impl<'c> Writer<'c> {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )
             .at(self.path)?;
-        for d in &x.docs {
+        for ((d, at), t) in x.docs.iter().zip(&place).zip(&tags) {
             doc_stmt
                 .execute(params![
                     id,
+                    at.map(|(b, _)| b),
+                    at.map(|(_, s)| s),
                     d.entry_id,
                     d.line.map(|l| l as i64),
                     d.ts_ms,
@@ -293,19 +350,12 @@ impl<'c> Writer<'c> {
                     d.tool_calls
                 ])
                 .at(self.path)?;
-            if d.is_empty() {
+            if at.is_none() {
                 continue;
             }
             let rowid = c.last_insert_rowid();
             fts_stmt
-                .execute(params![
-                    rowid,
-                    d.text,
-                    d.thinking,
-                    d.tools,
-                    d.output,
-                    doc_tags(&base_tags, d)
-                ])
+                .execute(params![rowid, d.text, d.thinking, d.tools, d.output, t])
                 .at(self.path)?;
         }
         let mut usage_stmt = c
@@ -334,6 +384,32 @@ impl<'c> Writer<'c> {
                 .at(self.path)?;
         }
         Ok(x.docs.len() as u64)
+    }
+
+    /// Stores the block `builder` holds; the entries `pending` (indexes
+    /// into `place`, which holds their slots) learn its id.
+    fn write_block(
+        &mut self,
+        builder: &mut crate::texts::BlockBuilder,
+        pending: &mut Vec<usize>,
+        place: &mut [Option<(i64, i64)>],
+    ) -> Result<(), IndexError> {
+        let (z, words) = builder.finish().map_err(|e| IndexError::io(self.path, e))?;
+        self.conn
+            .prepare_cached("INSERT INTO texts(z) VALUES (?1)")
+            .and_then(|mut s| s.execute([z]))
+            .at(self.path)?;
+        let block = self.conn.last_insert_rowid();
+        self.conn
+            .prepare_cached("INSERT INTO words(rowid, w) VALUES (?1, ?2)")
+            .and_then(|mut s| s.execute(params![block, words]))
+            .at(self.path)?;
+        for i in pending.drain(..) {
+            if let Some(p) = &mut place[i] {
+                p.0 = block;
+            }
+        }
+        Ok(())
     }
 
     fn recount(&mut self, id: i64) -> Result<(), IndexError> {

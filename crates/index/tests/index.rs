@@ -374,22 +374,14 @@ fn newer_files_get_higher_document_ids_whatever_the_parse_order() {
 
 #[test]
 fn prefixes_of_every_length_find_the_entries_with_a_word_they_start() {
-    // Prefixes of 2 to 4 characters are read from FTS5's prefix indexes,
-    // the others by gathering every word they start: both ways must find
-    // exactly the entries holding a word that starts with the prefix.
+    // The index keeps no prefix indexes: FTS5 gathers every word a prefix
+    // starts, which must find exactly the entries holding such a word.
     let dir = tempfile::tempdir().unwrap();
     let found = corpus(dir.path());
     let mut ix = open(dir.path());
     ix.update(&found, &mut |_| {}).unwrap();
     let c = rusqlite::Connection::open(dir.path().join("index.sqlite")).unwrap();
-    let sql: String = c
-        .query_row(
-            "SELECT sql FROM sqlite_master WHERE name = 'fts'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert!(sql.contains("prefix = '2 3 4'"), "{sql}");
+    agentlog_index::register_functions(&c).unwrap();
     // The words of each entry, read back from the index (the corpus is
     // ASCII, so splitting on what is not a letter or digit is what the
     // tokenizer does).
@@ -439,6 +431,40 @@ fn prefixes_of_every_length_find_the_entries_with_a_word_they_start() {
             .collect();
         got.sort();
         assert_eq!(got, want, "{p}*");
+    }
+}
+
+#[test]
+fn prefixes_find_words_with_accents_and_other_scripts() {
+    // Prefixes of ASCII letters are searched as the words of the index
+    // they start; the words are cut from the text as FTS5 cuts it, accents
+    // and all.
+    let dir = tempfile::tempdir().unwrap();
+    let s = session(
+        "delta-4444",
+        Agent::Other("mystery".into()),
+        "/srv/accents",
+        NOW - DAY,
+        &[Turn {
+            user: "Éclair—naïve Straße über-Größe 東京タワー",
+            thinking: None,
+            tool: None,
+            answer: "done",
+            model: "mystery-model-1",
+            usage: (1, 1, 0, 0),
+        }],
+    );
+    let found = vec![write_json(dir.path(), "d", &s)];
+    let mut ix = open(dir.path());
+    ix.update(&found, &mut |_| {}).unwrap();
+    for q in [
+        "ecl*", "ECLA*", "éclair*", "nai*", "naïv*", "stra*", "straße*", "uber*", "gro*", "größe*",
+        "東京*",
+    ] {
+        assert_eq!(search(&ix, q, |_| {}).len(), 1, "{q}");
+    }
+    for q in ["eclairs*", "strasse*", "x*"] {
+        assert!(search(&ix, q, |_| {}).is_empty(), "{q}");
     }
 }
 
@@ -808,12 +834,13 @@ fn mid_file_damage_is_found_and_reported_with_the_fix() {
         c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;")
             .unwrap();
     }
-    // Scribble over the b-tree pages of the `docs` table, as a bad disk
-    // sector would.
+    // Scribble over the root page of the `usage` table, as a bad disk
+    // sector would (opening the index reads the first rows of the tables
+    // through their indexes and `fts_text`, not this page).
     let page: u64 = {
         let c = rusqlite::Connection::open(&path).unwrap();
         c.query_row(
-            "SELECT rootpage FROM sqlite_master WHERE name = 'docs'",
+            "SELECT rootpage FROM sqlite_master WHERE name = 'usage'",
             [],
             |r| r.get(0),
         )
@@ -825,10 +852,11 @@ fn mid_file_damage_is_found_and_reported_with_the_fix() {
         f.seek(SeekFrom::Start((page - 1) * 4096)).unwrap();
         f.write_all(&[0xa5; 4096]).unwrap();
     }
-    let (ix, _) = match Index::open(&path) {
+    let (ix, notice) = match Index::open(&path) {
         Ok(x) => x,
         Err(e) => panic!("{e}"),
     };
+    assert_eq!(notice, None, "opening reads no page of `usage`");
     let err = ix
         .check_if_due(std::time::Duration::from_secs(0))
         .unwrap_err()

@@ -169,6 +169,42 @@ fn entry_ids_full(path: &Path, format: &'static str) -> (Vec<String>, u64) {
     (ix.entry_ids(path.to_str().unwrap()).unwrap(), s.messages)
 }
 
+/// Asserts that the full-text index holds exactly the text `texts` keeps
+/// (FTS5's own check, comparing with the content it reads through the
+/// view), and that every text block belongs to an entry and every entry's
+/// block exists.
+fn assert_text_store_consistent(index: &Path, what: &str) {
+    let c = rusqlite::Connection::open(index).unwrap();
+    agentlog_index::register_functions(&c).unwrap();
+    c.execute(
+        "INSERT INTO fts(fts, rank) VALUES('integrity-check', 1)",
+        [],
+    )
+    .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let (orphans, missing): (i64, i64) = c
+        .query_row(
+            "SELECT (SELECT count(*) FROM texts t
+                     WHERE NOT EXISTS (SELECT 1 FROM docs d WHERE d.block = t.id)),
+                    (SELECT count(*) FROM docs d
+                     WHERE d.block IS NOT NULL
+                       AND NOT EXISTS (SELECT 1 FROM texts t WHERE t.id = d.block))",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((orphans, missing), (0, 0), "{what}");
+    // The vocabulary has one row per block.
+    let (extra, lacking): (i64, i64) = c
+        .query_row(
+            "SELECT (SELECT count(*) FROM words WHERE rowid NOT IN (SELECT id FROM texts)),
+                    (SELECT count(*) FROM texts WHERE id NOT IN (SELECT rowid FROM words))",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((extra, lacking), (0, 0), "{what}");
+}
+
 #[test]
 fn appended_lines_are_indexed_incrementally_like_a_full_read() {
     for (n, agent) in [(3u64, "claude"), (4, "codex"), (5, "pi")] {
@@ -210,6 +246,7 @@ fn appended_lines_are_indexed_incrementally_like_a_full_read() {
         assert_eq!(st2.indexed_to, whole as u64, "{agent}: the torn tail waits");
         assert!(st2.tail_offset >= st.tail_offset, "{agent}");
         assert!(ix.counts().unwrap().0 > docs_before, "{agent}");
+        assert_text_store_consistent(ix.path(), agent);
 
         // Same entries and counts as reading the whole file afresh.
         std::fs::write(&path, &grown[..whole]).unwrap();
@@ -234,6 +271,7 @@ fn appended_lines_are_indexed_incrementally_like_a_full_read() {
             ix.file_state(&path).unwrap().unwrap().indexed_to,
             done.len() as u64
         );
+        assert_text_store_consistent(ix.path(), agent);
 
         // A rewrite (shorter file) is read in full; a deleted file leaves.
         std::fs::write(&path, &before[..before.len() / 2 + 1]).unwrap();
@@ -245,10 +283,12 @@ fn appended_lines_are_indexed_incrementally_like_a_full_read() {
             ix.file_state(&path).unwrap().unwrap().indexed_to,
             cut_whole as u64
         );
+        assert_text_store_consistent(ix.path(), agent);
         std::fs::remove_file(&path).unwrap();
         let r = ix.update(&found, &mut |_| {}).unwrap();
         assert_eq!(r.removed, 1);
         assert_eq!(ix.counts().unwrap(), (0, 0, 0));
+        assert_text_store_consistent(ix.path(), agent);
     }
 }
 
