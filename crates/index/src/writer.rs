@@ -53,6 +53,38 @@ impl<'c> Writer<'c> {
             .at(self.path)
     }
 
+    /// Merges the full-text tables' segments into one each when this
+    /// update read at least half of everything indexed (a first build, or
+    /// catching up after a long time), at a cost in proportion to what the
+    /// update wrote.
+    ///
+    /// Without it a build leaves FTS5 with a dozen large segments on its
+    /// lowest level; FTS5 merges a level whole once it holds 16 segments, so
+    /// a few small updates later one of them rewrote every large segment at
+    /// once (2 to 4 s and 150 MB more file on 1 GB of sessions). After the
+    /// merge the large segment sits above every level small updates fill,
+    /// and FTS5's own merging of those stays small.
+    pub fn merge_if_most_is_new(&mut self, bytes_read: u64) -> Result<(), IndexError> {
+        if bytes_read == 0 {
+            return Ok(());
+        }
+        let indexed: i64 = self
+            .conn
+            .query_row("SELECT coalesce(sum(indexed_to), 0) FROM files", [], |r| {
+                r.get(0)
+            })
+            .at(self.path)?;
+        if bytes_read.saturating_mul(2) < indexed.max(0) as u64 {
+            return Ok(());
+        }
+        self.conn
+            .execute_batch(
+                "INSERT INTO fts(fts) VALUES('optimize');
+                 INSERT INTO words(words) VALUES('optimize');",
+            )
+            .at(self.path)
+    }
+
     pub fn commit(mut self) -> Result<(), IndexError> {
         self.open = false;
         self.conn.execute_batch("COMMIT").at(self.path)
