@@ -17,7 +17,6 @@
 
 pub use crate::env::*;
 use crate::{registry, Diagnostic};
-use std::collections::HashSet;
 
 /// What discovery found, and the places it could not look.
 #[derive(Clone, Debug, Default)]
@@ -47,16 +46,22 @@ pub fn discover_report(env: &DiscoverEnv, only: Option<&[String]>) -> Discovery 
     let previous = crate::env::begin_problems();
     let previous_dirs = crate::env::begin_dirs();
     let mut found = Vec::new();
-    let mut seen = HashSet::new();
+    // Paths as bytes: comparing and hashing a `Path` walks its components
+    // (a sixth of an `agentlog index` that finds nothing new).
+    let mut seen: foldhash::HashSet<Vec<u8>> = foldhash::HashSet::default();
     for f in registry::all() {
         if only.is_some_and(|names| !names.iter().any(|n| n == f.name())) {
             continue;
         }
         let mut paths = f.discover(env);
-        paths.sort();
+        paths.sort_unstable_by(|a, b| {
+            a.as_os_str()
+                .as_encoded_bytes()
+                .cmp(b.as_os_str().as_encoded_bytes())
+        });
         paths.dedup();
         for path in paths {
-            if seen.insert(path.clone()) {
+            if seen.insert(path.as_os_str().as_encoded_bytes().to_vec()) {
                 found.push(Found {
                     path,
                     format: f.name(),

@@ -131,8 +131,9 @@ impl Index {
         let cache = self.states.borrow();
         let empty = HashMap::new();
         let stored = only.unwrap_or_else(|| cache.as_ref().map_or(&empty, |c| &c.1));
-        let mut seen: std::collections::HashSet<&std::path::Path> =
-            std::collections::HashSet::with_capacity(found.len());
+        // Paths as bytes: hashing a `Path` walks its components.
+        let mut seen: foldhash::HashSet<&[u8]> =
+            foldhash::HashSet::with_capacity_and_hasher(found.len(), Default::default());
         let mut plan = Plan {
             _lock: lock,
             ..Plan::default()
@@ -142,7 +143,7 @@ impl Index {
             let Some(stat) = stat else {
                 continue;
             };
-            if !seen.insert(f.path.as_path()) {
+            if !seen.insert(f.path.as_os_str().as_encoded_bytes()) {
                 continue;
             }
             let job = match stored.get(path_key(&f.path).as_ref()) {
@@ -187,7 +188,7 @@ impl Index {
         }
         for (path, s) in stored {
             let p = std::path::Path::new(path.as_str());
-            if remove_missing && !seen.contains(p) {
+            if remove_missing && !seen.contains(path.as_bytes()) {
                 plan.removed.push((s.id, p.to_path_buf()));
             }
         }
