@@ -54,12 +54,7 @@ pub fn discover_report(env: &DiscoverEnv, only: Option<&[String]>) -> Discovery 
             continue;
         }
         let mut paths = f.discover(env);
-        paths.sort_unstable_by(|a, b| {
-            a.as_os_str()
-                .as_encoded_bytes()
-                .cmp(b.as_os_str().as_encoded_bytes())
-        });
-        paths.dedup();
+        crate::env::sort_paths(&mut paths);
         for path in paths {
             if seen.insert(path.as_os_str().as_encoded_bytes().to_vec()) {
                 found.push(Found {

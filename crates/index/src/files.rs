@@ -49,24 +49,11 @@ pub struct FileStat {
 /// database (`<file>#<id>`, see [`agentlog_formats::member`]) has the stat
 /// of the database and its write-ahead log together.
 pub fn stat(path: &Path) -> Option<FileStat> {
-    if let Some(files) = agentlog_formats::member::member_files(path) {
-        let mut st: Option<FileStat> = None;
-        for f in files {
-            let Ok(md) = std::fs::metadata(&f) else {
-                continue;
-            };
-            let s = st.get_or_insert(FileStat {
-                size: 0,
-                mtime_ns: 0,
-                inode: inode(&md),
-                is_file: false,
-            });
-            s.size += md.len();
-            s.mtime_ns = s.mtime_ns.max(mtime_ns(&md));
-        }
-        return st;
-    }
-    let md = std::fs::metadata(path).ok()?;
+    // One `stat` for a file (asking whether a path is a member first cost
+    // every file a second one).
+    let Ok(md) = std::fs::metadata(path) else {
+        return member_stat(path);
+    };
     let mut st = FileStat {
         size: md.len(),
         mtime_ns: mtime_ns(&md),
@@ -92,6 +79,26 @@ pub fn stat(path: &Path) -> Option<FileStat> {
         }
     }
     Some(st)
+}
+
+/// The stat of a session inside a database: its file and write-ahead log.
+fn member_stat(path: &Path) -> Option<FileStat> {
+    let files = agentlog_formats::member::member_files(path)?;
+    let mut st: Option<FileStat> = None;
+    for f in files {
+        let Ok(md) = std::fs::metadata(&f) else {
+            continue;
+        };
+        let s = st.get_or_insert(FileStat {
+            size: 0,
+            mtime_ns: 0,
+            inode: inode(&md),
+            is_file: false,
+        });
+        s.size += md.len();
+        s.mtime_ns = s.mtime_ns.max(mtime_ns(&md));
+    }
+    st
 }
 
 fn mtime_ns(md: &std::fs::Metadata) -> i64 {

@@ -118,8 +118,7 @@ impl Format for ClaudeFormat {
                 is_session_file(p)
             }));
         }
-        out.sort();
-        out.dedup();
+        crate::env::sort_paths(&mut out);
         out
     }
 
