@@ -211,9 +211,8 @@ impl Index {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT coalesce(model, 'unknown'), count(*), sum(input), sum(output),
-                        sum(cache_read), sum(cache_write)
-                 FROM usage WHERE session = ?1 GROUP BY 1 ORDER BY 1",
+                "SELECT model, responses, input, output, cache_read, cache_write
+                 FROM session_tokens WHERE session = ?1 ORDER BY model",
             )
             .at(&self.path)?;
         let rows = stmt

@@ -189,7 +189,7 @@ impl Index {
             .execute_batch(
                 "BEGIN IMMEDIATE; INSERT INTO fts(fts) VALUES('delete-all'); DELETE FROM texts;
                  INSERT INTO words(words) VALUES('delete-all');
-                 DELETE FROM docs; DELETE FROM usage;
+                 DELETE FROM docs; DELETE FROM usage; DELETE FROM session_tokens;
                  DELETE FROM sessions; DELETE FROM files; COMMIT;",
             )
             .at(&self.path)

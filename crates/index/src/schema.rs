@@ -7,13 +7,15 @@ use std::path::Path;
 
 /// The schema version, kept in `PRAGMA user_version`. An index with another
 /// version is rebuilt from the session files.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// The tables. `files` holds what was read of each session file (for
 /// incremental updates); `sessions` is the catalog (same id as `files`);
 /// `docs` has one row per entry; `fts` is the full-text index (rowid =
 /// `docs.rowid`) over the entries' text, which `texts` keeps compressed
-/// (the `texts` module says how); `usage` has one row per model response.
+/// (the `texts` module says how); `usage` has one row per model response,
+/// and `session_tokens` their sums by session and model (what a listing
+/// shows: summing the responses of 12,000 sessions took 0.4 s).
 ///
 /// `fts` keeps no prefix indexes: a prefix query (`pars*`) makes FTS5 gather
 /// the entries of every word the prefix starts, which is exact and takes
@@ -86,6 +88,16 @@ CREATE TABLE usage(
 );
 CREATE INDEX usage_session ON usage(session, line);
 CREATE INDEX usage_response ON usage(response_id);
+CREATE TABLE session_tokens(
+  session INTEGER NOT NULL,
+  model TEXT NOT NULL,
+  responses INTEGER NOT NULL,
+  input INTEGER NOT NULL,
+  output INTEGER NOT NULL,
+  cache_read INTEGER NOT NULL,
+  cache_write INTEGER NOT NULL,
+  PRIMARY KEY (session, model)
+) WITHOUT ROWID;
 CREATE TABLE texts(id INTEGER PRIMARY KEY, z BLOB NOT NULL);
 CREATE VIEW fts_text(id, text, thinking, tools, output, tags) AS
   SELECT d.id, agentlog_text(t.z, d.slot, 0), agentlog_text(t.z, d.slot, 1),

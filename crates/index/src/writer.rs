@@ -149,6 +149,10 @@ impl<'c> Writer<'c> {
         c.prepare_cached("DELETE FROM usage WHERE session = ?1 AND (?2 = 0 OR line >= ?2)")
             .and_then(|mut s| s.execute(params![id, from]))
             .at(self.path)?;
+        // Summed again by `recount` when the session stays.
+        c.prepare_cached("DELETE FROM session_tokens WHERE session = ?1")
+            .and_then(|mut s| s.execute([id]))
+            .at(self.path)?;
         Ok(())
     }
 
@@ -452,6 +456,16 @@ impl<'c> Writer<'c> {
                            coalesce(sum(is_message = 3), 0), coalesce(sum(tool_calls), 0)
                     FROM docs WHERE session = ?1)
                  WHERE id = ?1",
+            )
+            .and_then(|mut s| s.execute([id]))
+            .at(self.path)?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO session_tokens(session, model, responses, input, output, cache_read,
+                   cache_write)
+                 SELECT ?1, coalesce(model, 'unknown'), count(*), sum(input), sum(output),
+                        sum(cache_read), sum(cache_write)
+                 FROM usage WHERE session = ?1 GROUP BY 2",
             )
             .and_then(|mut s| s.execute([id]))
             .at(self.path)?;

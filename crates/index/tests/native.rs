@@ -171,9 +171,10 @@ fn entry_ids_full(path: &Path, format: &'static str) -> (Vec<String>, u64) {
 
 /// Asserts that the full-text index holds exactly the text `texts` keeps
 /// (FTS5's own check, comparing with the content it reads through the
-/// view), and that every text block belongs to an entry and every entry's
-/// block exists.
-fn assert_text_store_consistent(index: &Path, what: &str) {
+/// view), that every text block belongs to an entry and every entry's
+/// block exists, and that the token sums per session are the sums of the
+/// responses.
+fn assert_derived_tables_consistent(index: &Path, what: &str) {
     let c = rusqlite::Connection::open(index).unwrap();
     agentlog_index::register_functions(&c).unwrap();
     c.execute(
@@ -203,6 +204,26 @@ fn assert_text_store_consistent(index: &Path, what: &str) {
         )
         .unwrap();
     assert_eq!((extra, lacking), (0, 0), "{what}");
+    let sums = |sql: &str| -> Vec<(i64, String, i64, i64)> {
+        c.prepare(sql)
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert_eq!(
+        sums(
+            "SELECT session, model, responses, input + output + cache_read + cache_write
+             FROM session_tokens ORDER BY 1, 2"
+        ),
+        sums(
+            "SELECT session, coalesce(model, 'unknown'), count(*),
+                    sum(input + output + cache_read + cache_write)
+             FROM usage GROUP BY 1, 2 ORDER BY 1, 2"
+        ),
+        "{what}"
+    );
 }
 
 #[test]
@@ -246,7 +267,7 @@ fn appended_lines_are_indexed_incrementally_like_a_full_read() {
         assert_eq!(st2.indexed_to, whole as u64, "{agent}: the torn tail waits");
         assert!(st2.tail_offset >= st.tail_offset, "{agent}");
         assert!(ix.counts().unwrap().0 > docs_before, "{agent}");
-        assert_text_store_consistent(ix.path(), agent);
+        assert_derived_tables_consistent(ix.path(), agent);
 
         // Same entries and counts as reading the whole file afresh.
         std::fs::write(&path, &grown[..whole]).unwrap();
@@ -271,7 +292,7 @@ fn appended_lines_are_indexed_incrementally_like_a_full_read() {
             ix.file_state(&path).unwrap().unwrap().indexed_to,
             done.len() as u64
         );
-        assert_text_store_consistent(ix.path(), agent);
+        assert_derived_tables_consistent(ix.path(), agent);
 
         // A rewrite (shorter file) is read in full; a deleted file leaves.
         std::fs::write(&path, &before[..before.len() / 2 + 1]).unwrap();
@@ -283,12 +304,12 @@ fn appended_lines_are_indexed_incrementally_like_a_full_read() {
             ix.file_state(&path).unwrap().unwrap().indexed_to,
             cut_whole as u64
         );
-        assert_text_store_consistent(ix.path(), agent);
+        assert_derived_tables_consistent(ix.path(), agent);
         std::fs::remove_file(&path).unwrap();
         let r = ix.update(&found, &mut |_| {}).unwrap();
         assert_eq!(r.removed, 1);
         assert_eq!(ix.counts().unwrap(), (0, 0, 0));
-        assert_text_store_consistent(ix.path(), agent);
+        assert_derived_tables_consistent(ix.path(), agent);
     }
 }
 
