@@ -54,18 +54,21 @@ impl<'c> Writer<'c> {
     }
 
     /// Merges the full-text tables' segments into one each when this
-    /// update read at least half of everything indexed (a first build, or
-    /// catching up after a long time), at a cost in proportion to what the
-    /// update wrote.
+    /// update read at least half of everything indexed and 4 MiB or more (a
+    /// first build, or catching up after a long time), at a cost in
+    /// proportion to what the update wrote.
     ///
     /// Without it a build leaves FTS5 with a dozen large segments on its
     /// lowest level; FTS5 merges a level whole once it holds 16 segments, so
     /// a few small updates later one of them rewrote every large segment at
     /// once (2 to 4 s and 150 MB more file on 1 GB of sessions). After the
     /// merge the large segment sits above every level small updates fill,
-    /// and FTS5's own merging of those stays small.
+    /// and FTS5's own merging of those stays small. The index then counts
+    /// as checked for damage.
     pub fn merge_if_most_is_new(&mut self, bytes_read: u64) -> Result<(), IndexError> {
-        if bytes_read == 0 {
+        // Below this FTS5's merges take milliseconds whatever it does.
+        const AT_LEAST: u64 = 4 << 20;
+        if bytes_read < AT_LEAST {
             return Ok(());
         }
         let indexed: i64 = self
@@ -82,7 +85,11 @@ impl<'c> Writer<'c> {
                 "INSERT INTO fts(fts) VALUES('optimize');
                  INSERT INTO words(words) VALUES('optimize');",
             )
-            .at(self.path)
+            .at(self.path)?;
+        // Most of the file was just written: the scheduled check for damage
+        // (which reads all of it, 4 s at 1 GB) is due a period from now, not
+        // at the end of this update.
+        crate::schema::set_last_check(self.conn, self.path, chrono::Utc::now().timestamp())
     }
 
     pub fn commit(mut self) -> Result<(), IndexError> {
@@ -459,16 +466,51 @@ impl<'c> Writer<'c> {
             )
             .and_then(|mut s| s.execute([id]))
             .at(self.path)?;
-        self.conn
+        // Summed here and inserted a row at a time: a statement inserting
+        // several rows runs in a statement transaction, which makes FTS5
+        // write its pending entries out as a segment for every session.
+        let sums: Vec<(String, i64, i64, i64, i64, i64)> = self
+            .conn
+            .prepare_cached(
+                "SELECT coalesce(model, 'unknown'), count(*), sum(input), sum(output),
+                        sum(cache_read), sum(cache_write)
+                 FROM usage WHERE session = ?1 GROUP BY 1",
+            )
+            .and_then(|mut s| {
+                s.query_map([id], |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                    ))
+                })?
+                .collect()
+            })
+            .at(self.path)?;
+        let mut insert = self
+            .conn
             .prepare_cached(
                 "INSERT INTO session_tokens(session, model, responses, input, output, cache_read,
                    cache_write)
-                 SELECT ?1, coalesce(model, 'unknown'), count(*), sum(input), sum(output),
-                        sum(cache_read), sum(cache_write)
-                 FROM usage WHERE session = ?1 GROUP BY 2",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )
-            .and_then(|mut s| s.execute([id]))
             .at(self.path)?;
+        for (model, n, input, output, cache_read, cache_write) in sums {
+            insert
+                .execute(params![
+                    id,
+                    model,
+                    n,
+                    input,
+                    output,
+                    cache_read,
+                    cache_write
+                ])
+                .at(self.path)?;
+        }
         Ok(())
     }
 }

@@ -331,43 +331,6 @@ fn one_update_writes_one_full_text_segment() {
 }
 
 #[test]
-fn a_build_leaves_one_segment_however_many_fts5_wrote() {
-    // A build that makes FTS5 write many segments (here: a tiny in-memory
-    // buffer) ends with one per full-text table, so that later small
-    // updates never make FTS5 merge the large ones all at once.
-    let dir = tempfile::tempdir().unwrap();
-    let found = corpus(dir.path());
-    let ix = open(dir.path());
-    let path = dir.path().join("index.sqlite");
-    {
-        let c = rusqlite::Connection::open(&path).unwrap();
-        c.execute_batch(
-            "INSERT INTO fts(fts, rank) VALUES('hashsize', 64);
-             INSERT INTO words(words, rank) VALUES('hashsize', 64);",
-        )
-        .unwrap();
-    }
-    drop(ix);
-    let segments = |c: &rusqlite::Connection, table: &str| -> i64 {
-        c.query_row(
-            &format!("SELECT count(DISTINCT segid) FROM {table}_idx"),
-            [],
-            |r| r.get(0),
-        )
-        .unwrap()
-    };
-    let mut ix = open(dir.path());
-    // Half of the corpus first: a build.
-    ix.update(&found[..2], &mut |_| {}).unwrap();
-    let c = rusqlite::Connection::open(&path).unwrap();
-    assert_eq!((segments(&c, "fts"), segments(&c, "words")), (1, 1));
-    // A small update after it is not merged into the large segment.
-    ix.update(&found, &mut |_| {}).unwrap();
-    assert!(segments(&c, "fts") > 1);
-    assert_eq!(search(&ix, "TOML", |_| {}).len(), 1);
-}
-
-#[test]
 fn newer_files_get_higher_document_ids_whatever_the_parse_order() {
     // Unweighed matches (here a phrase) are listed newest document first;
     // files are stored oldest first even though they are parsed in

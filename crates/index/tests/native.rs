@@ -6,6 +6,7 @@ use agentlog_bench::gen;
 use agentlog_formats::discover::{discover_all, DiscoverEnv, Found};
 use agentlog_index::{Index, ListParams, SearchParams};
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures");
@@ -145,6 +146,54 @@ fn a_generated_corpus_is_discovered_and_cataloged() {
 
 /// Native lines of another generated conversation of `agent`, header
 /// excluded.
+#[test]
+fn a_build_leaves_one_segment_however_many_fts5_wrote() {
+    // A build that makes FTS5 write many segments (here: a tiny in-memory
+    // buffer) ends with one per full-text table, so that later small
+    // updates never make FTS5 merge the large ones all at once.
+    let home = tempfile::tempdir().unwrap();
+    gen::generate(home.path(), 6_000_000, 5).unwrap();
+    let found = discover_all(&DiscoverEnv::with_home(home.path()), None);
+    let work = tempfile::tempdir().unwrap();
+    let ix = open(work.path());
+    let segments = |c: &rusqlite::Connection, table: &str| -> i64 {
+        c.query_row(
+            &format!("SELECT count(DISTINCT segid) FROM {table}_idx"),
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let c = rusqlite::Connection::open(ix.path()).unwrap();
+    c.execute_batch(
+        "INSERT INTO fts(fts, rank) VALUES('hashsize', 65536);
+         INSERT INTO words(words, rank) VALUES('hashsize', 65536);",
+    )
+    .unwrap();
+    drop(ix);
+    let mut ix = open(work.path());
+    ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!((segments(&c, "fts"), segments(&c, "words")), (1, 1));
+    // Just written: not due for the check that reads the whole file.
+    assert!(!ix
+        .check_if_due(std::time::Duration::from_secs(3600))
+        .unwrap());
+    // A small update after it writes a segment of its own.
+    let claude = found.iter().find(|f| f.format == "claude").unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&claude.path)
+        .unwrap();
+    for l in more_lines("claude", 3) {
+        writeln!(f, "{l}").unwrap();
+    }
+    drop(f);
+    let r = ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!(r.appended, 1);
+    assert_eq!(segments(&c, "fts"), 2);
+    assert_derived_tables_consistent(ix.path(), "after the build");
+}
+
 fn more_lines(agent: &str, n: usize) -> Vec<String> {
     let tmp = tempfile::tempdir().unwrap();
     let c = gen::conv(99, 5);
