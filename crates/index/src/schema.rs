@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// The schema version, kept in `PRAGMA user_version`. An index with another
 /// version is rebuilt from the session files.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// The tables. `files` holds what was read of each session file (for
 /// incremental updates); `sessions` is the catalog (same id as `files`);
@@ -116,6 +116,10 @@ CREATE VIRTUAL TABLE words USING fts5(
 CREATE VIRTUAL TABLE words_vocab USING fts5vocab(words, row);
 INSERT INTO fts(fts, rank) VALUES('pgsz', 4000);
 INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);
+INSERT INTO fts(fts, rank) VALUES('automerge', 0);
+INSERT INTO fts(fts, rank) VALUES('crisismerge', 64);
+INSERT INTO words(words, rank) VALUES('automerge', 0);
+INSERT INTO words(words, rank) VALUES('crisismerge', 64);
 ";
 
 /// Indexes that came after the schema's version, created (when missing)

@@ -330,7 +330,7 @@ impl Index {
             Ok(())
         });
         result?;
-        w.merge_if_most_is_new(report.bytes_read)?;
+        w.merge(report.bytes_read)?;
         w.commit()?;
         if let Some(c) = cache.as_mut() {
             learn(&mut c.1, learned);

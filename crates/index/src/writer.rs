@@ -27,6 +27,10 @@ pub(crate) fn project_key(project: &str) -> &str {
     }
 }
 
+/// The most pages of merging one ordinary update does (each about 4 kB
+/// written; see [`Writer::merge`]).
+const MERGE_PAGES: u32 = 64;
+
 pub(crate) struct Writer<'c> {
     conn: &'c mut Connection,
     path: &'c Path,
@@ -53,32 +57,41 @@ impl<'c> Writer<'c> {
             .at(self.path)
     }
 
-    /// Merges the full-text tables' segments into one each when this
-    /// update read at least half of everything indexed and 4 MiB or more (a
-    /// first build, or catching up after a long time), at a cost in
-    /// proportion to what the update wrote.
+    /// Merges the full-text tables' segments, within a bound, before an
+    /// update commits. FTS5's own merging is off (`automerge` 0 in the
+    /// schema): it merged a level whole once the level held 16 segments,
+    /// and after a build one such merge took in the build's large segments
+    /// (2 to 4 s and 150 MB more file, every few hundred small updates on
+    /// 1 GB of sessions).
     ///
-    /// Without it a build leaves FTS5 with a dozen large segments on its
-    /// lowest level; FTS5 merges a level whole once it holds 16 segments, so
-    /// a few small updates later one of them rewrote every large segment at
-    /// once (2 to 4 s and 150 MB more file on 1 GB of sessions). After the
-    /// merge the large segment sits above every level small updates fill,
-    /// and FTS5's own merging of those stays small. The index then counts
-    /// as checked for damage.
-    pub fn merge_if_most_is_new(&mut self, bytes_read: u64) -> Result<(), IndexError> {
+    /// An update that read at least half of everything indexed and 4 MiB
+    /// or more (a first build, or catching up after a long time) merges
+    /// everything into one segment per table, at a cost in proportion to
+    /// what it wrote, and the index then counts as checked for damage (it
+    /// was just written). Any other update does at most [`MERGE_PAGES`]
+    /// pages of merging (FTS5's `merge` command: levels of 4 or more
+    /// segments, continued by the next update where it stopped), so no
+    /// update stalls and segments never pile up.
+    pub fn merge(&mut self, bytes_read: u64) -> Result<(), IndexError> {
         // Below this FTS5's merges take milliseconds whatever it does.
         const AT_LEAST: u64 = 4 << 20;
-        if bytes_read < AT_LEAST {
-            return Ok(());
-        }
-        let indexed: i64 = self
-            .conn
-            .query_row("SELECT coalesce(sum(indexed_to), 0) FROM files", [], |r| {
-                r.get(0)
-            })
-            .at(self.path)?;
+        let indexed: i64 = if bytes_read >= AT_LEAST {
+            self.conn
+                .query_row("SELECT coalesce(sum(indexed_to), 0) FROM files", [], |r| {
+                    r.get(0)
+                })
+                .at(self.path)?
+        } else {
+            i64::MAX
+        };
         if bytes_read.saturating_mul(2) < indexed.max(0) as u64 {
-            return Ok(());
+            return self
+                .conn
+                .execute_batch(&format!(
+                    "INSERT INTO fts(fts, rank) VALUES('merge', {MERGE_PAGES});
+                     INSERT INTO words(words, rank) VALUES('merge', {MERGE_PAGES});"
+                ))
+                .at(self.path);
         }
         self.conn
             .execute_batch(
@@ -86,9 +99,6 @@ impl<'c> Writer<'c> {
                  INSERT INTO words(words) VALUES('optimize');",
             )
             .at(self.path)?;
-        // Most of the file was just written: the scheduled check for damage
-        // (which reads all of it, 4 s at 1 GB) is due a period from now, not
-        // at the end of this update.
         crate::schema::set_last_check(self.conn, self.path, chrono::Utc::now().timestamp())
     }
 
