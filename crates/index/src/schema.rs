@@ -125,9 +125,12 @@ INSERT INTO words(words, rank) VALUES('crisismerge', 64);
 /// Indexes that came after the schema's version, created (when missing)
 /// by every update: the catalog's default order (newest first, sessions
 /// without a time last), so the first page of a browser's list reads 50
-/// rows, not every session.
+/// rows, not every session; the files by time and the failed ones, which
+/// the freshness check of every command reads.
 pub(crate) const LATER_INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS sessions_order ON sessions(updated_ms IS NULL, updated_ms DESC, id DESC);
+CREATE INDEX IF NOT EXISTS files_mtime ON files(mtime_ns);
+CREATE INDEX IF NOT EXISTS files_failed ON files(id) WHERE error IS NOT NULL;
 ";
 
 /// The SQLite `application_id` of an agentlog index ("AGLX"): with the
@@ -497,7 +500,7 @@ pub(crate) fn create_schema(conn: &Connection, path: &Path) -> Result<(), IndexE
 
 fn create(conn: &Connection, path: &Path) -> Result<(), IndexError> {
     conn.execute_batch(&format!(
-        "BEGIN; {SCHEMA} {MARKER} PRAGMA user_version = {SCHEMA_VERSION}; PRAGMA application_id = {APPLICATION_ID}; COMMIT;"
+        "BEGIN; {SCHEMA} {LATER_INDEXES} {MARKER} PRAGMA user_version = {SCHEMA_VERSION}; PRAGMA application_id = {APPLICATION_ID}; COMMIT;"
     ))
     .at(path)
 }

@@ -366,13 +366,22 @@ impl Index {
         &self,
         since_ns: Option<i64>,
     ) -> Result<HashMap<String, FileState>, IndexError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT {STATE_COLUMNS} FROM files
-                     WHERE ?1 IS NULL OR mtime_ns >= ?1 OR error IS NOT NULL"
-            ))
-            .at(&self.path)?;
+        // The recent files by the index on their time, the failed ones by
+        // theirs (the `+` keeps SQLite off the time index there, which
+        // would read nearly every row): a freshness check reads a few
+        // pages, not the whole table (600 pages at 1 GB).
+        let mut stmt = match since_ns {
+            None => self.conn.prepare_cached(&format!(
+                "SELECT {STATE_COLUMNS} FROM files WHERE ?1 IS NULL"
+            )),
+            Some(_) => self.conn.prepare_cached(&format!(
+                "SELECT {STATE_COLUMNS} FROM files WHERE mtime_ns >= ?1
+                 UNION ALL
+                 SELECT {STATE_COLUMNS} FROM files
+                   WHERE error IS NOT NULL AND +mtime_ns < ?1"
+            )),
+        }
+        .at(&self.path)?;
         let rows = stmt.query_map([since_ns], state_row).at(&self.path)?;
         let mut out = HashMap::new();
         for row in rows {
