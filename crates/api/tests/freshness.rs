@@ -93,6 +93,37 @@ fn new_sessions_and_appends_are_found_without_a_stat_of_every_file() {
 }
 
 #[test]
+fn a_search_does_not_wait_for_an_update_when_nothing_changed() {
+    // Another process updating the index (a full check in the background)
+    // holds its lock; a search that finds nothing changed answers anyway.
+    let home = tempfile::tempdir().unwrap();
+    let settings = Settings::with_home(home.path());
+    let a = session(home.path(), "-p", "aaaa", "alphaword here");
+    assert_eq!(found(&settings, "alphaword"), ["aaaa"]);
+    let mut lock_path = settings.index_path.as_os_str().to_owned();
+    lock_path.push(".lock");
+    let held = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open(&lock_path)
+        .unwrap();
+    held.lock().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let s = settings.clone();
+    std::thread::spawn(move || tx.send(found(&s, "alphaword")).unwrap());
+    let answer = rx.recv_timeout(std::time::Duration::from_secs(60));
+    assert_eq!(answer.ok(), Some(vec!["aaaa".to_string()]));
+    // Something to read waits for the lock, then is found.
+    append(&a, "aaaa", 2, "gammaword now");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let s = settings.clone();
+    std::thread::spawn(move || tx.send(found(&s, "gammaword")).unwrap());
+    drop(held);
+    let answer = rx.recv_timeout(std::time::Duration::from_secs(60));
+    assert_eq!(answer.ok(), Some(vec!["aaaa".to_string()]));
+}
+
+#[test]
 fn an_append_to_an_old_session_waits_for_the_full_check() {
     let home = tempfile::tempdir().unwrap();
     let settings = Settings::with_home(home.path());

@@ -84,7 +84,7 @@ impl Index {
     /// Returns what an update over `found` would do, looking only at file
     /// sizes, times and inodes.
     pub fn plan(&self, found: &[Found]) -> Result<Plan, IndexError> {
-        self.plan_with(found, None, true)
+        self.plan_with(found, None, true, true)
     }
 
     /// Returns what an update of the indexed files last seen modified at or
@@ -108,7 +108,16 @@ impl Index {
             }
             found.push(f.clone());
         }
-        self.plan_with(&found, Some(&stored), false)
+        // Looked at without the update lock first: when nothing changed
+        // (most of the time) there is nothing to wait for, where waiting
+        // for a full check running in another process (it holds the lock
+        // while it stats every file, 1 s at 10 GB) was a search's p99.
+        // What is there to read is planned again under the lock.
+        let peek = self.plan_with(&found, Some(&stored), false, false)?;
+        if peek.is_empty() {
+            return Ok(peek);
+        }
+        self.plan_with(&found, Some(&stored), false, true)
     }
 
     fn plan_with(
@@ -116,8 +125,9 @@ impl Index {
         found: &[Found],
         only: Option<&HashMap<String, FileState>>,
         remove_missing: bool,
+        lock: bool,
     ) -> Result<Plan, IndexError> {
-        let lock = if self.lock_updates {
+        let lock = if lock && self.lock_updates {
             Some(std::sync::Arc::new(crate::lockfile::IndexLock::acquire(
                 &self.path,
             )?))
