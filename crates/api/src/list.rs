@@ -199,8 +199,13 @@ pub fn list_in(
         .iter_mut()
         .zip(backend.sessions_at(&paths)?)
     {
-        if let Some(info) = info {
-            *s = summary_of_info(&info);
+        match info {
+            Some(info) => *s = summary_from_info(info, true),
+            // Gone from the catalog since it was read: the bare row's times.
+            None => {
+                s.started = rfc3339(s.started_ms);
+                s.updated = rfc3339(s.updated_ms);
+            }
         }
     }
     Ok(listing)
@@ -307,7 +312,7 @@ fn from_index(index: &dyn Backend, formats: &[String]) -> Result<Vec<SessionSumm
     };
     for info in index.list_sessions(&all)? {
         if formats.contains(&info.format) {
-            rows.push(summary_of_info(&info));
+            rows.push(summary_from_info(info, false));
         }
     }
     Ok(rows)
@@ -315,22 +320,32 @@ fn from_index(index: &dyn Backend, formats: &[String]) -> Result<Vec<SessionSumm
 
 /// Returns the summary of a catalog row.
 pub fn summary_of_info(info: &SessionInfo) -> SessionSummary {
+    summary_from_info(info.clone(), true)
+}
+
+/// Returns the summary of a catalog row, taking its strings; with `times`
+/// false the times are left unwritten (`started` and `updated`: a listing
+/// writes them only for the rows it keeps, see [`list_in`]).
+fn summary_from_info(info: SessionInfo, times: bool) -> SessionSummary {
     let started = info.created_ms.or(info.updated_ms);
     let title = info
         .title
-        .clone()
         .filter(|t| !t.trim().is_empty())
-        .or(info.first_prompt.clone())
+        .or(info.first_prompt)
         .and_then(|t| first_line(&t));
     SessionSummary {
-        agent: info.agent.clone(),
-        format: info.format.clone(),
-        id: info.session_id.clone(),
-        path: PathBuf::from(&info.path),
-        project: info.project.clone(),
+        agent: info.agent,
+        format: info.format,
+        id: info.session_id,
+        path: PathBuf::from(info.path),
+        project: info.project,
         title,
-        started: rfc3339(started),
-        updated: rfc3339(info.updated_ms),
+        started: if times { rfc3339(started) } else { None },
+        updated: if times {
+            rfc3339(info.updated_ms)
+        } else {
+            None
+        },
         messages: info.messages,
         tokens: info
             .tokens
