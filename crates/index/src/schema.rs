@@ -17,11 +17,12 @@ pub const SCHEMA_VERSION: i64 = 8;
 /// and `session_tokens` their sums by session and model (what a listing
 /// shows: summing the responses of 12,000 sessions took 0.4 s).
 ///
-/// `fts` keeps no prefix indexes: a prefix query (`pars*`) makes FTS5 gather
-/// the entries of every word the prefix starts, which is exact and takes
-/// milliseconds, where each prefix index (2, 3 and 4 characters were kept
+/// `fts` keeps no prefix indexes: each (2, 3 and 4 characters were kept
 /// before) made the file larger by about 0.14x the corpus and the build
-/// slower by a sixth.
+/// slower by a sixth. A one-word prefix (`pars*`) is searched as the words
+/// it starts, listed by `words_vocab` (the `texts` module says how `words`
+/// is kept); other prefixes make FTS5 gather the entries of every word the
+/// prefix starts, which is exact and slower.
 const SCHEMA: &str = "
 CREATE TABLE files(
   id INTEGER PRIMARY KEY,

@@ -12,9 +12,10 @@
 //! next to nothing, so it is left out of the weighing (it still has to
 //! match), as are prefixes and phrases of several words (counting those
 //! costs as much as the search). A query with nothing left to weigh lists
-//! the newest matches first. Prefixes of 2 to 4 characters are read from
-//! FTS5's prefix indexes like words; other prefixes make FTS5 gather the
-//! entries of every word they start (see the `schema` module).
+//! the newest matches first. A one-word prefix is searched as the words of
+//! the index it starts (`expand_prefixes`, from the vocabulary the `texts`
+//! module keeps); other prefixes make FTS5 gather the entries of every word
+//! they start (the index keeps no prefix indexes: see the `schema` module).
 //!
 //! Filters (agent, project, role, tool, session) are terms of the same
 //! full-text query (tags stored with each entry), so they narrow the match

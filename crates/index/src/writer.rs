@@ -75,16 +75,16 @@ impl<'c> Writer<'c> {
     pub fn merge(&mut self, bytes_read: u64) -> Result<(), IndexError> {
         // Below this FTS5's merges take milliseconds whatever it does.
         const AT_LEAST: u64 = 4 << 20;
-        let indexed: i64 = if bytes_read >= AT_LEAST {
-            self.conn
+        let most_is_new = bytes_read >= AT_LEAST && {
+            let indexed: i64 = self
+                .conn
                 .query_row("SELECT coalesce(sum(indexed_to), 0) FROM files", [], |r| {
                     r.get(0)
                 })
-                .at(self.path)?
-        } else {
-            i64::MAX
+                .at(self.path)?;
+            bytes_read.saturating_mul(2) >= indexed.max(0) as u64
         };
-        if bytes_read.saturating_mul(2) < indexed.max(0) as u64 {
+        if !most_is_new {
             return self
                 .conn
                 .execute_batch(&format!(
@@ -355,7 +355,8 @@ impl<'c> Writer<'c> {
         let mut tags = Vec::with_capacity(x.docs.len());
         let mut place = Vec::with_capacity(x.docs.len());
         let mut builder = crate::texts::BlockBuilder::default();
-        let mut pending = Vec::new();
+        // Where in `place` the block being built starts.
+        let mut block_start = 0;
         for d in &x.docs {
             if d.is_empty() {
                 tags.push(String::new());
@@ -366,13 +367,13 @@ impl<'c> Writer<'c> {
             let slot = builder.push([&d.text, &d.thinking, &d.tools, &d.output, &t]);
             tags.push(t);
             place.push(Some((0, slot)));
-            pending.push(place.len() - 1);
             if builder.is_full() {
-                self.write_block(&mut builder, &mut pending, &mut place)?;
+                self.write_block(&mut builder, &mut place[block_start..])?;
+                block_start = place.len();
             }
         }
         if !builder.is_empty() {
-            self.write_block(&mut builder, &mut pending, &mut place)?;
+            self.write_block(&mut builder, &mut place[block_start..])?;
         }
         let c = &self.conn;
         let mut doc_stmt = c
@@ -439,12 +440,12 @@ impl<'c> Writer<'c> {
         Ok(x.docs.len() as u64)
     }
 
-    /// Stores the block `builder` holds; the entries `pending` (indexes
-    /// into `place`, which holds their slots) learn its id.
+    /// Stores the block `builder` holds; the entries of `place` (block and
+    /// slot of each entry since the last block; `None` for one not in a
+    /// block) learn its id.
     fn write_block(
         &mut self,
         builder: &mut crate::texts::BlockBuilder,
-        pending: &mut Vec<usize>,
         place: &mut [Option<(i64, i64)>],
     ) -> Result<(), IndexError> {
         let (z, words) = builder.finish().map_err(|e| IndexError::io(self.path, e))?;
@@ -457,10 +458,8 @@ impl<'c> Writer<'c> {
             .prepare_cached("INSERT INTO words(rowid, w) VALUES (?1, ?2)")
             .and_then(|mut s| s.execute(params![block, words]))
             .at(self.path)?;
-        for i in pending.drain(..) {
-            if let Some(p) = &mut place[i] {
-                p.0 = block;
-            }
+        for (b, _) in place.iter_mut().flatten() {
+            *b = block;
         }
         Ok(())
     }
