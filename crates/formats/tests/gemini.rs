@@ -282,6 +282,47 @@ fn set_messages_is_a_checkpoint() {
 }
 
 #[test]
+fn a_record_a_checkpoint_holds_twice_is_read_once_and_written_back_inside_it() {
+    // Gemini CLI now and then repeats a record in the history it writes
+    // when a chat is resumed (seen with a tool's response).
+    let response = json!({"id":"g_response","timestamp":"2026-04-01T10:00:03.000Z","type":"user","content":[{"functionResponse":{"id":"call-1","name":"ls","response":{"output":"a.txt"}}}]});
+    let lines = [
+        meta_line(),
+        json!({"$set": {"messages": [user("u", "Q"), answer("g", "", 10), response.clone(), response, answer("g2", "done", 20)]}}),
+        user("u2", "next"),
+        answer("g3", "fine", 30),
+    ];
+    let s = read_lines(&lines).session;
+    // The call's answer and its response, once each.
+    assert_eq!(texts(&s), ["Q", "", "", "done", "next", "fine"]);
+    assert_eq!(s.total_usage().input, 60);
+    assert_eq!(json_lines(&write(&s)), lines.to_vec());
+}
+
+/// A chat the real Gemini CLI wrote whose last resume repeated a record in
+/// its `$set.messages` (see the fixtures' PROVENANCE.md).
+#[test]
+fn a_real_chat_whose_checkpoint_repeats_a_record_is_written_back_as_it_was() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/gemini-0.61.0/session-checkpoint-repeats-a-record.jsonl");
+    let bytes = std::fs::read(&path).unwrap();
+    let repeated = json_lines(&bytes).iter().any(|v| {
+        let ids: Vec<&str> = v["$set"]["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["id"].as_str())
+            .collect();
+        ids.iter()
+            .enumerate()
+            .any(|(i, id)| ids[i + 1..].contains(id) && id.ends_with("_response"))
+    });
+    assert!(repeated, "the fixture no longer repeats a record");
+    let s = gemini().read_path(&path).unwrap().session;
+    assert_eq!(json_lines(&write(&s)), json_lines(&bytes));
+}
+
+#[test]
 fn reappended_ids_keep_their_first_place_and_count_once() {
     let lines = [
         meta_line(),

@@ -235,11 +235,26 @@ fn check_written_back(sandbox: &Sandbox, agent: &str, file: &Path) {
     // The writer itself gives back every record's value; `convert` into
     // the same format puts the file's own text back where nothing changed,
     // so the file comes back byte for byte.
-    assert_eq!(
+    // On a difference, the first record that differs (whole values do not
+    // fit in what CI prints).
+    let (was, is) = (
         json_values(&std::fs::read(file).unwrap()),
         json_values(&std::fs::read(&back).unwrap()),
-        "{agent}: reading and writing back in its own format must give the same JSON values",
     );
+    if let Some(i) = (0..was.len().max(is.len())).find(|&i| was.get(i) != is.get(i)) {
+        let show = |v: Option<&Value>| {
+            let t = v.map_or("(none)".into(), Value::to_string);
+            t.chars().take(600).collect::<String>()
+        };
+        panic!(
+            "{agent}: reading and writing back in its own format must give the same JSON values; \
+             {} records, {} written back; record {i} was {} and is {}",
+            was.len(),
+            is.len(),
+            show(was.get(i)),
+            show(is.get(i)),
+        );
+    }
     assert!(
         std::fs::read(file).unwrap() == std::fs::read(&back).unwrap(),
         "{agent}: {} written back in its own format is not the same file",

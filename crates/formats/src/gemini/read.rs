@@ -1,6 +1,8 @@
 //! Reading Gemini CLI chats (`.json` objects and `.jsonl` event logs).
 
-use super::wire::{message_record, record_id, record_message, CHECKPOINT};
+use super::wire::{
+    message_record, record_id, record_message, CHECKPOINT, SUPERSEDED_IN_CHECKPOINT,
+};
 use super::{FORMAT_NAME, JSON, JSONL, NO_MESSAGES};
 use crate::{jsonl, Diagnostic, FormatError, Read};
 use agentlog_model::{Agent, Entry, EntryKind, Extra, Role, Session, SessionMeta, Timestamp};
@@ -472,14 +474,21 @@ fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         }
     }
     // Superseded versions become events holding the record: the current
-    // version is the message, and its usage is counted once.
+    // version is the message, and its usage is counted once. A version
+    // read from a checkpoint (Gemini CLI repeats a record there now and
+    // then) is not a line of the file: the `$set` holding it is.
     for &idx in &log.superseded {
         let e = &mut log.entries[idx];
         if let EntryKind::Message(m) = &e.kind {
+            let event_type = if m.extra.contains_key(CHECKPOINT) {
+                SUPERSEDED_IN_CHECKPOINT
+            } else {
+                "superseded"
+            };
             let raw = message_record(m, e.timestamp.as_ref(), true);
             e.kind = EntryKind::Event {
                 source: FORMAT_NAME.into(),
-                event_type: "superseded".into(),
+                event_type: event_type.into(),
                 seq: None,
                 payload: raw,
             };

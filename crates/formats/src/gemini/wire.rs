@@ -11,6 +11,9 @@ use serde_json::{json, Map, Value};
 /// Key in `Message::extra` marking a message that came from a `$set.messages`
 /// checkpoint (the checkpoint line itself is written back, not the message).
 pub(super) const CHECKPOINT: &str = "$checkpoint";
+/// Event type of an earlier version of a record that a `$set` checkpoint
+/// holds twice: read, never written as a line of its own.
+pub(super) const SUPERSEDED_IN_CHECKPOINT: &str = "superseded-in-checkpoint";
 /// Key in `Block::extra` marking a tool-result block derived from the
 /// `result` of the tool call before it.
 const DERIVED: &str = "derived";

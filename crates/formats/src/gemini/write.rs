@@ -1,6 +1,6 @@
 //! Writing sessions as Gemini CLI chats.
 
-use super::wire::{message_record, usage_tokens, CHECKPOINT};
+use super::wire::{message_record, usage_tokens, CHECKPOINT, SUPERSEDED_IN_CHECKPOINT};
 use super::{gemini_session_id, FORMAT_NAME, JSON, NO_MESSAGES};
 use crate::{Fidelity, FormatError};
 use agentlog_model::{Block, BlockKind, EntryKind, Message, Role, Session, Timestamp, Usage};
@@ -64,6 +64,7 @@ fn native_lines(session: &Session) -> Vec<Value> {
         .entries
         .iter()
         .filter_map(|e| match &e.kind {
+            EntryKind::Event { event_type, .. } if event_type == SUPERSEDED_IN_CHECKPOINT => None,
             EntryKind::Event { payload, .. } => Some(payload.clone()),
             EntryKind::Unknown { raw, .. } => Some(raw.clone()),
             EntryKind::Message(m) => {
