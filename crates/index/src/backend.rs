@@ -124,9 +124,9 @@ pub trait Backend: Send {
     /// listing made with [`ListParams::bare`] reads for the rows it keeps.
     fn sessions_at(&self, paths: &[String]) -> Result<Vec<Option<SessionInfo>>, IndexError> {
         let all = self.list_sessions(&ListParams::default())?;
-        let mut by_path: std::collections::HashMap<String, SessionInfo> =
+        let by_path: std::collections::HashMap<String, SessionInfo> =
             all.into_iter().map(|s| (s.path.clone(), s)).collect();
-        Ok(paths.iter().map(|p| by_path.remove(p)).collect())
+        Ok(paths.iter().map(|p| by_path.get(p).cloned()).collect())
     }
 
     /// Searches every entry; returns the best hits first.

@@ -4,6 +4,11 @@ use crate::error::SqlContext;
 use crate::{Index, IndexError};
 use rusqlite::params;
 use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+
+/// From this many paths on, [`Index::sessions_at`] reads the whole catalog
+/// once rather than looking each path up.
+const BULK_LOOKUPS: usize = 256;
 
 /// Which sessions to list.
 #[derive(Clone, Debug, Default)]
@@ -29,6 +34,9 @@ pub struct ListParams {
     /// keeps ([`crate::Backend::sessions_at`]): no tokens, no title or first
     /// prompt, in no particular order (a backend may still give more).
     pub bare: bool,
+    /// Every column, in no particular order: for a caller that sorts the
+    /// rows itself (a backend may still order them).
+    pub unordered: bool,
 }
 
 /// Which time orders a session list; newest first either way, sessions
@@ -109,6 +117,13 @@ impl Index {
                     assistant_messages, tool_calls
              FROM sessions
              WHERE (?1 IS NULL OR updated_ms >= ?1) AND ?2 IS NOT NULL"
+        } else if p.unordered {
+            // Sorting the rows here costs more than reading them.
+            "SELECT id, session_id, agent, format, path, project, title, first_prompt,
+                    created_ms, updated_ms, entries, messages, user_messages,
+                    assistant_messages, tool_calls
+             FROM sessions
+             WHERE (?1 IS NULL OR updated_ms >= ?1) AND ?2 IS NOT NULL"
         } else {
             "SELECT id, session_id, agent, format, path, project, title, first_prompt,
                     created_ms, updated_ms, entries, messages, user_messages,
@@ -125,6 +140,14 @@ impl Index {
                 info_row,
             )
             .at(&self.path)?;
+        // Every session's tokens: read in one go when the whole catalog is
+        // listed, instead of a lookup per session.
+        let wants_tokens = !p.without_tokens && !p.bare;
+        let mut all_tokens = if wants_tokens && p.limit == 0 {
+            Some(self.all_session_tokens()?)
+        } else {
+            None
+        };
         let mut out = Vec::new();
         let mut skip = p.offset;
         for row in rows {
@@ -142,8 +165,11 @@ impl Index {
                 skip -= 1;
                 continue;
             }
-            if !p.without_tokens && !p.bare {
-                info.tokens = self.session_tokens(id)?;
+            if wants_tokens {
+                info.tokens = match &mut all_tokens {
+                    Some(all) => all.remove(&id).unwrap_or_default(),
+                    None => self.session_tokens(id)?,
+                };
             }
             out.push(info);
             if p.limit > 0 && out.len() >= p.limit {
@@ -156,7 +182,6 @@ impl Index {
     /// Returns the catalog row (tokens included) of the session of each
     /// file of `paths`, `None` for a path not in the catalog.
     pub fn sessions_at(&self, paths: &[String]) -> Result<Vec<Option<SessionInfo>>, IndexError> {
-        use rusqlite::OptionalExtension;
         // One read transaction for all the statements below, not one each
         // (each takes and drops the database's shared lock: a third of
         // listing every session). Inside a caller's transaction, that one.
@@ -165,44 +190,123 @@ impl Index {
         } else {
             None
         };
+        if paths.len() >= BULK_LOOKUPS {
+            return self.sessions_at_in_one_read(paths);
+        }
+        paths
+            .iter()
+            .map(|p| self.catalog_row_at(p))
+            .collect::<Result<Vec<_>, _>>()
+    }
+
+    /// [`Index::sessions_at`] for many paths: the whole catalog and every
+    /// session's tokens in one read each, instead of three lookups a path.
+    fn sessions_at_in_one_read(
+        &self,
+        paths: &[String],
+    ) -> Result<Vec<Option<SessionInfo>>, IndexError> {
+        use std::collections::hash_map::Entry;
+        let mut tokens = self.all_session_tokens()?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, session_id, agent, format, path, project, title, first_prompt,
+                        created_ms, updated_ms, entries, messages, user_messages,
+                        assistant_messages, tool_calls
+                 FROM sessions",
+            )
+            .at(&self.path)?;
+        // Path -> its session; a path several sessions share (a database
+        // holding many) is looked up on its own, as the single lookup does.
+        let mut by_path: HashMap<String, (i64, SessionInfo)> = HashMap::new();
+        let mut shared = HashSet::new();
+        for row in stmt.query_map([], info_row).at(&self.path)? {
+            let (id, mut info) = row.at(&self.path)?;
+            match by_path.entry(std::mem::take(&mut info.path)) {
+                Entry::Occupied(e) => {
+                    shared.insert(e.key().clone());
+                }
+                Entry::Vacant(e) => {
+                    e.insert((id, info));
+                }
+            }
+        }
         let mut out = Vec::with_capacity(paths.len());
         for p in paths {
-            // By the file's row (its path is indexed; a session has its
-            // file's id), else by the catalog's path.
-            let mut row = self
+            if shared.contains(p) {
+                out.push(self.catalog_row_at(p)?);
+                continue;
+            }
+            match by_path.remove(p) {
+                Some((id, mut info)) => {
+                    info.path.clone_from(p);
+                    info.tokens = tokens.remove(&id).unwrap_or_default();
+                    out.push(Some(info));
+                }
+                // Not in the catalog, or asked for a second time.
+                None => out.push(self.catalog_row_at(p)?),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The catalog row (tokens included) of the session of the file `p`.
+    fn catalog_row_at(&self, p: &str) -> Result<Option<SessionInfo>, IndexError> {
+        use rusqlite::OptionalExtension;
+        // By the file's row (its path is indexed; a session has its
+        // file's id), else by the catalog's path.
+        let mut row = self
+            .conn
+            .prepare_cached(
+                "SELECT s.id, s.session_id, s.agent, s.format, s.path, s.project, s.title,
+                        s.first_prompt, s.created_ms, s.updated_ms, s.entries, s.messages,
+                        s.user_messages, s.assistant_messages, s.tool_calls
+                 FROM files f JOIN sessions s ON s.id = f.id
+                 WHERE f.path = ?1 AND s.path = ?1",
+            )
+            .at(&self.path)?
+            .query_row([p], info_row)
+            .optional()
+            .at(&self.path)?;
+        if row.is_none() {
+            row = self
                 .conn
                 .prepare_cached(
-                    "SELECT s.id, s.session_id, s.agent, s.format, s.path, s.project, s.title,
-                            s.first_prompt, s.created_ms, s.updated_ms, s.entries, s.messages,
-                            s.user_messages, s.assistant_messages, s.tool_calls
-                     FROM files f JOIN sessions s ON s.id = f.id
-                     WHERE f.path = ?1 AND s.path = ?1",
+                    "SELECT id, session_id, agent, format, path, project, title,
+                            first_prompt, created_ms, updated_ms, entries, messages,
+                            user_messages, assistant_messages, tool_calls
+                     FROM sessions WHERE path = ?1",
                 )
                 .at(&self.path)?
                 .query_row([p], info_row)
                 .optional()
                 .at(&self.path)?;
-            if row.is_none() {
-                row = self
-                    .conn
-                    .prepare_cached(
-                        "SELECT id, session_id, agent, format, path, project, title,
-                                first_prompt, created_ms, updated_ms, entries, messages,
-                                user_messages, assistant_messages, tool_calls
-                         FROM sessions WHERE path = ?1",
-                    )
-                    .at(&self.path)?
-                    .query_row([p], info_row)
-                    .optional()
-                    .at(&self.path)?;
+        }
+        Ok(match row {
+            Some((id, mut info)) => {
+                info.tokens = self.session_tokens(id)?;
+                Some(info)
             }
-            out.push(match row {
-                Some((id, mut info)) => {
-                    info.tokens = self.session_tokens(id)?;
-                    Some(info)
-                }
-                None => None,
-            });
+            None => None,
+        })
+    }
+
+    /// Every session's tokens, by session.
+    fn all_session_tokens(&self) -> Result<HashMap<i64, Vec<SessionTokens>>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT session, model, responses, input, output, cache_read, cache_write
+                 FROM session_tokens ORDER BY session, model",
+            )
+            .at(&self.path)?;
+        let mut out: HashMap<i64, Vec<SessionTokens>> = HashMap::new();
+        for row in stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, tokens_row(r, 1)?)))
+            .at(&self.path)?
+        {
+            let (id, t) = row.at(&self.path)?;
+            out.entry(id).or_default().push(t);
         }
         Ok(out)
     }
@@ -215,18 +319,7 @@ impl Index {
                  FROM session_tokens WHERE session = ?1 ORDER BY model",
             )
             .at(&self.path)?;
-        let rows = stmt
-            .query_map([id], |r| {
-                Ok(SessionTokens {
-                    model: r.get(0)?,
-                    responses: r.get::<_, i64>(1)? as u64,
-                    input: r.get::<_, i64>(2)? as u64,
-                    output: r.get::<_, i64>(3)? as u64,
-                    cache_read: r.get::<_, i64>(4)? as u64,
-                    cache_write: r.get::<_, i64>(5)? as u64,
-                })
-            })
-            .at(&self.path)?;
+        let rows = stmt.query_map([id], |r| tokens_row(r, 0)).at(&self.path)?;
         rows.map(|r| r.at(&self.path)).collect()
     }
 
@@ -290,7 +383,9 @@ impl Index {
     pub fn failed_files(&self) -> Result<Vec<(String, String)>, IndexError> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path")
+            // `+path`: ordered by the path index, SQLite would visit every
+            // file's row; the partial index of failed files finds the few.
+            .prepare_cached("SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY +path")
             .at(&self.path)?;
         let rows = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -316,6 +411,18 @@ impl Index {
 /// Reads a catalog row (`id, session_id, agent, format, path, project,
 /// title, first_prompt, created_ms, updated_ms, entries, messages,
 /// user_messages, assistant_messages, tool_calls`), tokens left empty.
+/// The tokens of one model, from the row's columns `at..at + 6`.
+fn tokens_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<SessionTokens> {
+    Ok(SessionTokens {
+        model: r.get(at)?,
+        responses: r.get::<_, i64>(at + 1)? as u64,
+        input: r.get::<_, i64>(at + 2)? as u64,
+        output: r.get::<_, i64>(at + 3)? as u64,
+        cache_read: r.get::<_, i64>(at + 4)? as u64,
+        cache_write: r.get::<_, i64>(at + 5)? as u64,
+    })
+}
+
 fn info_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, SessionInfo)> {
     Ok((
         r.get::<_, i64>(0)?,

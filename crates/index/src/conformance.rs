@@ -535,6 +535,23 @@ fn check_list(b: &dyn Backend, e: &[Expected]) {
         rows[all.len()].is_none(),
         "{name}: sessions_at an unknown path"
     );
+    // As many paths as a listing of a large catalog asks for (a backend may
+    // read them otherwise), each several times, the unknown one too.
+    let many: Vec<String> = paths
+        .iter()
+        .cycle()
+        .take(40 * paths.len())
+        .cloned()
+        .collect();
+    let rows = ok(b, "sessions_at", b.sessions_at(&many));
+    assert_eq!(rows.len(), many.len(), "{name}: sessions_at of many paths");
+    for (p, row) in many.iter().zip(&rows) {
+        assert_eq!(
+            all.iter().find(|s| &s.path == p),
+            row.as_ref(),
+            "{name}: sessions_at of many paths, {p}"
+        );
+    }
     for info in &all {
         let Some(x) = e.iter().find(|x| x.id == info.session_id) else {
             panic!("{name}: listed an unknown session {}", info.session_id);

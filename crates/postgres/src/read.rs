@@ -63,12 +63,13 @@ impl PgIndex {
         if paths.is_empty() {
             return Ok(Vec::new());
         }
-        let mut by_path: std::collections::HashMap<String, SessionInfo> = self
+        let by_path: std::collections::HashMap<String, SessionInfo> = self
             .sessions_with(&ListParams::default(), paths)?
             .into_iter()
             .map(|s| (s.path.clone(), s))
             .collect();
-        Ok(paths.iter().map(|p| by_path.remove(p)).collect())
+        // A path asked for twice gets its row twice.
+        Ok(paths.iter().map(|p| by_path.get(p).cloned()).collect())
     }
 
     /// The sessions of `p`, only those of `paths` when it is not empty.
