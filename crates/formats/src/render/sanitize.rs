@@ -104,24 +104,43 @@ pub fn sanitize_line(s: &str) -> Cow<'_, str> {
     clean(s, false)
 }
 
+/// How many characters `c` is shown as in a one-line field.
+fn shown_len(c: char) -> usize {
+    if !needs_escape(c, false) {
+        1
+    } else if matches!(c, '\n' | '\t') {
+        2
+    } else if (c as u32) < 0x80 {
+        4
+    } else {
+        // `\u{` and `}` around the hex digits.
+        let digits = (32 - (c as u32).leading_zeros()).div_ceil(4) as usize;
+        4 + digits
+    }
+}
+
+/// Appends `c` as it is shown in a one-line field.
+fn push_shown(out: &mut String, c: char) {
+    match show(c, false) {
+        Shown::Plain(c) => out.push(c),
+        Shown::Escaped(e) => out.push_str(&e),
+    }
+}
+
 /// Returns `s` sanitized as a one-line field and cut to at most `max`
 /// characters, the last of them `…` when it was cut. Escapes count with
 /// their shown length and are never split.
 pub fn truncate(s: &str, max: usize) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity(s.len().min(max.saturating_mul(4)));
     let mut used = 0usize;
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
-        let piece = match show(c, false) {
-            Shown::Plain(c) => c.to_string(),
-            Shown::Escaped(e) => e,
-        };
-        let len = piece.chars().count();
+        let len = shown_len(c);
         // Room for this piece, and for an ellipsis if more follows.
         let reserve = usize::from(chars.peek().is_some());
         if used + len + reserve > max {
             if used + len <= max && chars.peek().is_none() {
-                out.push_str(&piece);
+                push_shown(&mut out, c);
                 return out;
             }
             if max > 0 {
@@ -129,18 +148,10 @@ pub fn truncate(s: &str, max: usize) -> String {
             }
             return out;
         }
-        out.push_str(&piece);
+        push_shown(&mut out, c);
         used += len;
     }
     out
-}
-
-/// Returns the pieces `s` is shown as: each character, or its escape.
-fn pieces(s: &str) -> impl Iterator<Item = String> + '_ {
-    s.chars().map(|c| match show(c, false) {
-        Shown::Plain(c) => c.to_string(),
-        Shown::Escaped(e) => e,
-    })
 }
 
 /// Returns the first `max` characters of `s` sanitized as a one-line field,
@@ -149,12 +160,12 @@ fn pieces(s: &str) -> impl Iterator<Item = String> + '_ {
 pub fn head(s: &str, max: usize) -> String {
     let mut out = String::new();
     let mut used = 0;
-    for p in pieces(s) {
-        let n = p.chars().count();
+    for c in s.chars() {
+        let n = shown_len(c);
         if used + n > max {
             break;
         }
-        out.push_str(&p);
+        push_shown(&mut out, c);
         used += n;
     }
     out
@@ -164,26 +175,30 @@ pub fn head(s: &str, max: usize) -> String {
 /// characters, the first of them `…` when it was cut (for paths, whose
 /// end names the project). Escapes are never split.
 pub fn truncate_start(s: &str, max: usize) -> String {
-    let all: Vec<String> = pieces(s).collect();
-    let total: usize = all.iter().map(|p| p.chars().count()).sum();
+    let total: usize = s.chars().map(shown_len).sum();
     if total <= max {
-        return all.concat();
-    }
-    let mut kept: Vec<&str> = Vec::new();
-    let mut used = 0;
-    for p in all.iter().rev() {
-        let n = p.chars().count();
-        if used + n + 1 > max {
-            break;
-        }
-        kept.push(p);
-        used += n;
+        return sanitize_line(s).into_owned();
     }
     if max == 0 {
         return String::new();
     }
-    kept.reverse();
-    format!("…{}", kept.concat())
+    // The characters kept, from the end.
+    let mut used = 0;
+    let mut from = s.len();
+    for (i, c) in s.char_indices().rev() {
+        let n = shown_len(c);
+        if used + n + 1 > max {
+            break;
+        }
+        used += n;
+        from = i;
+    }
+    let mut out = String::with_capacity(3 + s.len() - from);
+    out.push('…');
+    for c in s[from..].chars() {
+        push_shown(&mut out, c);
+    }
+    out
 }
 
 /// Returns the first non-empty line of `s` (trimmed), sanitized and cut to
@@ -271,6 +286,93 @@ mod tests {
             assert!(t.chars().count() <= max, "{t:?}");
             assert!(!t.chars().any(|c| c.is_control() || c == '\u{202e}'));
             assert!(!t.starts_with("…x1b") && !t.starts_with("…1b"), "{t:?}");
+        }
+    }
+
+    /// The cutting functions as first written, a piece at a time: what
+    /// the ones above must still give.
+    mod reference {
+        use super::super::{show, Shown};
+
+        fn pieces(s: &str) -> Vec<String> {
+            s.chars()
+                .map(|c| match show(c, false) {
+                    Shown::Plain(c) => c.to_string(),
+                    Shown::Escaped(e) => e,
+                })
+                .collect()
+        }
+
+        pub fn truncate(s: &str, max: usize) -> String {
+            let all = pieces(s);
+            let mut out = String::new();
+            let mut used = 0;
+            for (i, p) in all.iter().enumerate() {
+                let len = p.chars().count();
+                let reserve = usize::from(i + 1 < all.len());
+                if used + len + reserve > max {
+                    if used + len <= max && i + 1 == all.len() {
+                        out.push_str(p);
+                        return out;
+                    }
+                    if max > 0 {
+                        out.push('…');
+                    }
+                    return out;
+                }
+                out.push_str(p);
+                used += len;
+            }
+            out
+        }
+
+        pub fn head(s: &str, max: usize) -> String {
+            let mut out = String::new();
+            let mut used = 0;
+            for p in pieces(s) {
+                let n = p.chars().count();
+                if used + n > max {
+                    break;
+                }
+                out.push_str(&p);
+                used += n;
+            }
+            out
+        }
+
+        pub fn truncate_start(s: &str, max: usize) -> String {
+            let all = pieces(s);
+            let total: usize = all.iter().map(|p| p.chars().count()).sum();
+            if total <= max {
+                return all.concat();
+            }
+            let mut kept: Vec<&str> = Vec::new();
+            let mut used = 0;
+            for p in all.iter().rev() {
+                let n = p.chars().count();
+                if used + n + 1 > max {
+                    break;
+                }
+                kept.push(p);
+                used += n;
+            }
+            if max == 0 {
+                return String::new();
+            }
+            kept.reverse();
+            format!("…{}", kept.concat())
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn cutting_gives_what_a_piece_at_a_time_gives(
+            s in "(\\PC|[\\x00-\\x1f\\x7f\\u{80}-\\u{9f}\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}\\u{10000}-\\u{10ffff}]){0,40}",
+            max in 0usize..50,
+        ) {
+            proptest::prop_assert_eq!(truncate(&s, max), reference::truncate(&s, max));
+            proptest::prop_assert_eq!(head(&s, max), reference::head(&s, max));
+            proptest::prop_assert_eq!(truncate_start(&s, max), reference::truncate_start(&s, max));
         }
     }
 
