@@ -185,6 +185,22 @@ pub fn list_in(
         warnings,
         ..Listing::default()
     };
+    if opts.limit.is_none() && opts.project.is_none() && opts.since_ms.is_none() {
+        // Every session of these agents is listed: one read of the whole
+        // catalog, sorted here (sorting in the database costs more than
+        // reading).
+        let all = ListParams {
+            unordered: true,
+            ..ListParams::default()
+        };
+        let rows = backend
+            .list_sessions(&all)?
+            .into_iter()
+            .filter(|info| formats.contains(&info.format))
+            .map(|info| summary_from_info(info, true))
+            .collect();
+        return Ok(finish(listing, rows, 0, opts));
+    }
     let rows = from_index(backend, &formats)?;
     let mut listing = finish(listing, rows, 0, opts);
     // Titles and tokens only for the sessions kept: reading them for every
@@ -416,8 +432,7 @@ fn mtime_ms(path: &Path) -> Option<i64> {
 }
 
 fn rfc3339(ms: Option<i64>) -> Option<String> {
-    ms.and_then(|ms| Timestamp::Millis(ms).to_utc())
-        .map(|t| Timestamp::from_datetime(t).to_string())
+    ms.and_then(Timestamp::rfc3339_millis)
 }
 
 fn first_line(t: &str) -> Option<String> {

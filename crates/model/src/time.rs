@@ -23,6 +23,45 @@ impl Timestamp {
         Timestamp::Text(dt.to_rfc3339_opts(SecondsFormat::Millis, true))
     }
 
+    /// Returns `ms` (milliseconds since the epoch) in RFC 3339 with
+    /// milliseconds and `Z`, as [`Timestamp::from_datetime`] writes it;
+    /// `None` out of chrono's range. Written without chrono's formatter for
+    /// the years 1970 to 9999 (a listing writes two for every session).
+    pub fn rfc3339_millis(ms: i64) -> Option<String> {
+        const UNTIL_10000: i64 = 253_402_300_800_000;
+        if !(0..UNTIL_10000).contains(&ms) {
+            return Utc
+                .timestamp_millis_opt(ms)
+                .single()
+                .map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true));
+        }
+        let days = ms / 86_400_000;
+        let in_day = ms % 86_400_000;
+        let (y, m, d) = civil_from_days(days);
+        let (h, min, sec, milli) = (
+            in_day / 3_600_000,
+            in_day / 60_000 % 60,
+            in_day / 1000 % 60,
+            in_day % 1000,
+        );
+        let mut b = *b"0000-00-00T00:00:00.000Z";
+        let mut put = |at: usize, n: i64, width: usize| {
+            let mut n = n;
+            for i in (at..at + width).rev() {
+                b[i] = b'0' + (n % 10) as u8;
+                n /= 10;
+            }
+        };
+        put(0, y, 4);
+        put(5, m, 2);
+        put(8, d, 2);
+        put(11, h, 2);
+        put(14, min, 2);
+        put(17, sec, 2);
+        put(20, milli, 3);
+        Some(String::from_utf8_lossy(&b).into_owned())
+    }
+
     /// Returns the current time in RFC 3339 with milliseconds and `Z`.
     pub fn now() -> Self {
         Self::from_datetime(Utc::now())
@@ -49,6 +88,21 @@ impl Timestamp {
             None => self.to_string(),
         }
     }
+}
+
+/// The proleptic Gregorian (year, month, day) of a day counted from
+/// 1970-01-01, for days from 0 on (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
 }
 
 fn parse_text(s: &str) -> Option<DateTime<Utc>> {
@@ -95,6 +149,37 @@ impl From<DateTime<Utc>> for Timestamp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn rfc3339_millis_writes_what_chrono_writes(ms in -100_000_000_000_000i64..300_000_000_000_000) {
+            let chrono = Utc
+                .timestamp_millis_opt(ms)
+                .single()
+                .map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true));
+            proptest::prop_assert_eq!(Timestamp::rfc3339_millis(ms), chrono);
+        }
+    }
+
+    #[test]
+    fn rfc3339_millis_at_the_edges() {
+        for ms in [
+            0,
+            951_782_400_000,
+            4_107_542_399_999,
+            253_402_300_799_999,
+            253_402_300_800_000,
+            -1,
+        ] {
+            assert_eq!(
+                Timestamp::rfc3339_millis(ms),
+                Utc.timestamp_millis_opt(ms)
+                    .single()
+                    .map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true)),
+                "{ms}"
+            );
+        }
+    }
 
     #[test]
     fn parses_the_shapes_formats_write() {

@@ -2,7 +2,7 @@ use crate::{config, out};
 use agentlog_api::{EmptiedBy, ListOptions, ListOrder, Listing, SessionSummary, Source};
 use agentlog_model::Timestamp;
 use anyhow::Context;
-use chrono::{DateTime, Local, TimeZone, Utc};
+use chrono::{DateTime, Datelike, Local, TimeZone, Timelike, Utc};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -185,34 +185,47 @@ fn truncate_left(s: &str, max: usize) -> String {
 
 /// Renders the rows as an aligned table.
 fn table(rows: &[SessionSummary], home: &std::path::Path) -> String {
+    use std::fmt::Write as _;
     let home = home.to_string_lossy();
     let cells: Vec<[String; 7]> = rows
         .iter()
         .map(|r| {
-            let started = r
+            let mut started = String::with_capacity(16);
+            match r
                 .started_ms
                 .and_then(|ms| Local.timestamp_millis_opt(ms).single())
-                .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
-                .unwrap_or_else(|| "-".into());
-            let project = r
-                .project
-                .as_deref()
-                .map(|p| match p.strip_prefix(&*home) {
+            {
+                Some(t) => {
+                    let _ = write!(
+                        started,
+                        "{:04}-{:02}-{:02} {:02}:{:02}",
+                        t.year(),
+                        t.month(),
+                        t.day(),
+                        t.hour(),
+                        t.minute()
+                    );
+                }
+                None => started.push('-'),
+            }
+            let project = match r.project.as_deref() {
+                Some(p) => match p.strip_prefix(&*home) {
                     Some(rest)
                         if !home.is_empty() && (rest.is_empty() || rest.starts_with('/')) =>
                     {
-                        format!("~{rest}")
+                        truncate_left(&format!("~{rest}"), 32)
                     }
-                    _ => p.to_string(),
-                })
-                .unwrap_or_else(|| "-".into());
+                    _ => truncate_left(p, 32),
+                },
+                None => "-".into(),
+            };
             [
                 started,
                 r.agent.clone(),
                 out::group(r.messages),
                 out::group(r.tokens),
                 agentlog_formats::render::sanitize::head(&r.id, 8),
-                truncate_left(&project, 32),
+                project,
                 truncate(r.title.as_deref().unwrap_or("-"), 60),
             ]
         })
@@ -220,36 +233,44 @@ fn table(rows: &[SessionSummary], home: &std::path::Path) -> String {
     let header = [
         "STARTED", "AGENT", "MSGS", "TOKENS", "ID", "PROJECT", "TITLE",
     ];
+    // Every cell's width in characters, counted once.
+    let lens: Vec<[usize; 7]> = cells
+        .iter()
+        .map(|c| c.each_ref().map(|x| x.chars().count()))
+        .collect();
     let mut widths = header.map(|h| h.chars().count());
-    for c in &cells {
-        for (w, cell) in widths.iter_mut().zip(c) {
-            *w = (*w).max(cell.chars().count());
+    for l in &lens {
+        for (w, n) in widths.iter_mut().zip(l) {
+            *w = (*w).max(*n);
         }
     }
-    let mut out = String::new();
-    let mut line = |cols: [&str; 7]| {
-        let mut l = String::new();
-        for (i, (cell, w)) in cols.iter().zip(widths).enumerate() {
-            let pad = w.saturating_sub(cell.chars().count());
+    let total: usize = cells.iter().flatten().map(String::len).sum();
+    let mut out = String::with_capacity(total + rows.len() * (widths.iter().sum::<usize>() + 16));
+    let mut line = |cols: [&str; 7], lens: [usize; 7]| {
+        let start = out.len();
+        for (i, ((cell, n), w)) in cols.iter().zip(lens).zip(widths).enumerate() {
+            let pad = w.saturating_sub(n);
+            // Numbers right-aligned; the title, last, not padded.
             if i == 2 || i == 3 {
-                l.push_str(&" ".repeat(pad));
-                l.push_str(cell);
+                out.extend(std::iter::repeat_n(' ', pad));
+                out.push_str(cell);
             } else if i == 6 {
-                l.push_str(cell);
+                out.push_str(cell);
             } else {
-                l.push_str(cell);
-                l.push_str(&" ".repeat(pad));
+                out.push_str(cell);
+                out.extend(std::iter::repeat_n(' ', pad));
             }
             if i < 6 {
-                l.push_str("  ");
+                out.push_str("  ");
             }
         }
-        out.push_str(l.trim_end());
+        let end = out[start..].trim_end().len();
+        out.truncate(start + end);
         out.push('\n');
     };
-    line(header);
-    for c in &cells {
-        line([&c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6]].map(String::as_str));
+    line(header, header.map(|h| h.chars().count()));
+    for (c, l) in cells.iter().zip(&lens) {
+        line(c.each_ref().map(String::as_str), *l);
     }
     out
 }
