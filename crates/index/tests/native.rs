@@ -235,8 +235,8 @@ fn entry_ids_full(path: &Path, format: &'static str) -> (Vec<String>, u64) {
 /// Asserts that the full-text index holds exactly the text `texts` keeps
 /// (FTS5's own check, comparing with the content it reads through the
 /// view), that every text block belongs to an entry and every entry's
-/// block exists, and that the token sums per session are the sums of the
-/// responses.
+/// block exists, that each session's entry count is its documents', and
+/// that the token sums per session are the sums of the responses.
 fn assert_derived_tables_consistent(index: &Path, what: &str) {
     let c = rusqlite::Connection::open(index).unwrap();
     agentlog_index::register_functions(&c).unwrap();
@@ -267,6 +267,18 @@ fn assert_derived_tables_consistent(index: &Path, what: &str) {
         )
         .unwrap();
     assert_eq!((extra, lacking), (0, 0), "{what}");
+    // Each session's entry count is its documents' (`counts` sums them).
+    let (docs, entries, stray): (i64, i64, i64) = c
+        .query_row(
+            "SELECT (SELECT count(*) FROM docs),
+                    (SELECT coalesce(sum(entries), 0) FROM sessions),
+                    (SELECT count(*) FROM sessions s
+                     WHERE entries <> (SELECT count(*) FROM docs d WHERE d.session = s.id))",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!((docs, stray), (entries, 0), "{what}");
     let sums = |sql: &str| -> Vec<(i64, String, i64, i64)> {
         c.prepare(sql)
             .unwrap()
