@@ -232,6 +232,7 @@ impl Index {
             }
         }
         let mut out = Vec::with_capacity(paths.len());
+        let mut given = HashSet::new();
         for p in paths {
             if shared.contains(p) {
                 out.push(self.catalog_row_at(p)?);
@@ -241,10 +242,13 @@ impl Index {
                 Some((id, mut info)) => {
                     info.path.clone_from(p);
                     info.tokens = tokens.remove(&id).unwrap_or_default();
+                    given.insert(p.as_str());
                     out.push(Some(info));
                 }
-                // Not in the catalog, or asked for a second time.
-                None => out.push(self.catalog_row_at(p)?),
+                // Asked for a second time.
+                None if given.contains(p.as_str()) => out.push(self.catalog_row_at(p)?),
+                // Not in the catalog, which was read whole.
+                None => out.push(None),
             }
         }
         Ok(out)
