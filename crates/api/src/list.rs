@@ -191,6 +191,7 @@ pub fn list_in(
         // reading).
         let all = ListParams {
             unordered: true,
+            formats: formats.clone(),
             ..ListParams::default()
         };
         let rows = backend
@@ -324,6 +325,7 @@ fn from_index(index: &dyn Backend, formats: &[String]) -> Result<Vec<SessionSumm
     let mut rows = Vec::new();
     let all = ListParams {
         bare: true,
+        formats: formats.to_vec(),
         ..ListParams::default()
     };
     for info in index.list_sessions(&all)? {

@@ -17,6 +17,9 @@ pub struct ListParams {
     pub agents: Vec<String>,
     /// Only projects containing one of these.
     pub projects: Vec<String>,
+    /// Only sessions read as one of these formats (empty: all). A backend
+    /// may give others too: the caller filters them out.
+    pub formats: Vec<String>,
     /// Only sessions updated at or after this time.
     pub since_ms: Option<i64>,
     /// At most this many (0: all).
@@ -116,27 +119,41 @@ impl Index {
                     created_ms, updated_ms, entries, messages, user_messages,
                     assistant_messages, tool_calls
              FROM sessions
-             WHERE (?1 IS NULL OR updated_ms >= ?1) AND ?2 IS NOT NULL"
+             WHERE (?1 IS NULL OR updated_ms >= ?1) AND ?2 IS NOT NULL
+               AND (?3 = '' OR instr(?3, char(31) || format || char(31)) > 0)"
         } else if p.unordered {
             // Sorting the rows here costs more than reading them.
             "SELECT id, session_id, agent, format, path, project, title, first_prompt,
                     created_ms, updated_ms, entries, messages, user_messages,
                     assistant_messages, tool_calls
              FROM sessions
-             WHERE (?1 IS NULL OR updated_ms >= ?1) AND ?2 IS NOT NULL"
+             WHERE (?1 IS NULL OR updated_ms >= ?1) AND ?2 IS NOT NULL
+               AND (?3 = '' OR instr(?3, char(31) || format || char(31)) > 0)"
         } else {
             "SELECT id, session_id, agent, format, path, project, title, first_prompt,
                     created_ms, updated_ms, entries, messages, user_messages,
                     assistant_messages, tool_calls
              FROM sessions
              WHERE (?1 IS NULL OR updated_ms >= ?1)
+               AND (?3 = '' OR instr(?3, char(31) || format || char(31)) > 0)
              ORDER BY CASE WHEN ?2 THEN created_ms ELSE updated_ms END IS NULL,
                       CASE WHEN ?2 THEN created_ms ELSE updated_ms END DESC, path"
+        };
+        // The formats as one string, each between two unit separators.
+        let formats: String = if p.formats.is_empty() {
+            String::new()
+        } else {
+            let mut f = String::from('\u{1f}');
+            for name in &p.formats {
+                f.push_str(name);
+                f.push('\u{1f}');
+            }
+            f
         };
         let mut stmt = self.conn.prepare_cached(sql).at(&self.path)?;
         let rows = stmt
             .query_map(
-                params![p.since_ms, p.order == SessionOrder::Created],
+                params![p.since_ms, p.order == SessionOrder::Created, formats],
                 info_row,
             )
             .at(&self.path)?;

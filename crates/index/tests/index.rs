@@ -228,6 +228,34 @@ fn catalog_holds_every_session_with_counts_and_tokens() {
         })
         .unwrap();
     assert_eq!(only.len(), 1);
+    // By format, in each kind of listing.
+    let all = ix.sessions(&ListParams::default()).unwrap();
+    for kind in [(false, false), (true, false), (false, true)] {
+        let listed = |formats: &[&str]| -> Vec<String> {
+            let mut v: Vec<String> = ix
+                .sessions(&ListParams {
+                    formats: formats.iter().map(|f| f.to_string()).collect(),
+                    bare: kind.0,
+                    unordered: kind.1,
+                    ..ListParams::default()
+                })
+                .unwrap()
+                .into_iter()
+                .map(|s| s.format)
+                .collect();
+            v.sort();
+            v
+        };
+        let mut every: Vec<String> = all.iter().map(|s| s.format.clone()).collect();
+        every.sort();
+        assert_eq!(listed(&[]), every, "{kind:?}");
+        let first = every[0].as_str();
+        let want: Vec<String> = every.iter().filter(|f| *f == first).cloned().collect();
+        assert_eq!(listed(&[first]), want, "{kind:?}");
+        assert_eq!(listed(&[first, "nope"]), want, "{kind:?}");
+        // A name that only contains a format's is not that format.
+        assert!(listed(&[&first[1..]]).is_empty(), "{kind:?}");
+    }
     // A second update reads nothing.
     let r = ix.update(&found, &mut |_| {}).unwrap();
     assert_eq!((r.read_full, r.unchanged), (0, 3));
