@@ -6,6 +6,11 @@
 //! with `HOME=DIR` to find them.
 
 use anyhow::{anyhow, Context};
+
+/// The allocator of the `agentlog` binary, so that the readers measured
+/// here run as they do there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 

