@@ -186,3 +186,24 @@ fn a_listing_reads_the_index_once_there_is_one() {
     assert_eq!(Source::Auto.resolve(&settings), Source::Index);
     assert_eq!(Source::Files.resolve(&settings), Source::Files);
 }
+
+#[test]
+fn the_journal_of_a_background_check_counts_for_the_next_command() {
+    let home = tempfile::tempdir().unwrap();
+    session(home.path(), "-p", "aaaa", "alphaword");
+    let settings = Settings::with_home(home.path());
+    // The full check a command starts in the background runs with
+    // AGENTLOG_NO_BACKGROUND set (so that it starts no other).
+    let mut background = settings.clone();
+    background
+        .env
+        .vars
+        .insert("AGENTLOG_NO_BACKGROUND".into(), "1".into());
+    let (index, _) = refresh::refreshed(&background, &mut |_| {}).unwrap();
+    let kept = index.journal().unwrap().expect("a journal");
+    drop(index);
+    // The next command relies on that journal: no full check of its own,
+    // which would keep a journal again.
+    let (index, _) = refresh::refreshed(&settings, &mut |_| {}).unwrap();
+    assert_eq!(index.journal().unwrap(), Some(kept));
+}
