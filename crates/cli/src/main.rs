@@ -164,7 +164,11 @@ fn main() -> ExitCode {
             }
         }
     }
-    match run(cli) {
+    let result = run(cli);
+    // A full check of the index a command found due starts now that the
+    // command has answered (commands::index::start_pending_check).
+    commands::index::start_pending_check();
+    match result {
         Ok(code) => code,
         Err(err) if out::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
