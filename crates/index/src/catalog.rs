@@ -6,6 +6,14 @@ use rusqlite::params;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 
+/// The columns of a catalog row, as [`info_row`] reads them.
+const INFO_COLUMNS: &str = "id, session_id, agent, format, path, project, title, first_prompt,
+     created_ms, updated_ms, entries, messages, user_messages, assistant_messages, tool_calls";
+
+/// [`INFO_COLUMNS`] without the title and the first prompt.
+const BARE_COLUMNS: &str = "id, session_id, agent, format, path, project, NULL, NULL,
+     created_ms, updated_ms, entries, messages, user_messages, assistant_messages, tool_calls";
+
 /// From this many paths on, [`Index::sessions_at`] reads the whole catalog
 /// once rather than looking each path up.
 const BULK_LOOKUPS: usize = 256;
@@ -114,31 +122,22 @@ impl Index {
         } else {
             Some(self.projects_matching(&p.projects)?)
         };
-        let sql = if p.bare {
-            "SELECT id, session_id, agent, format, path, project, NULL, NULL,
-                    created_ms, updated_ms, entries, messages, user_messages,
-                    assistant_messages, tool_calls
-             FROM sessions
-             WHERE (?1 IS NULL OR updated_ms >= ?1) AND ?2 IS NOT NULL
-               AND (?3 = '' OR instr(?3, char(31) || format || char(31)) > 0)"
-        } else if p.unordered {
-            // Sorting the rows here costs more than reading them.
-            "SELECT id, session_id, agent, format, path, project, title, first_prompt,
-                    created_ms, updated_ms, entries, messages, user_messages,
-                    assistant_messages, tool_calls
-             FROM sessions
-             WHERE (?1 IS NULL OR updated_ms >= ?1) AND ?2 IS NOT NULL
-               AND (?3 = '' OR instr(?3, char(31) || format || char(31)) > 0)"
+        // Bare: no title or first prompt. `?2` (the order) always appears,
+        // so that every variant takes the same parameters.
+        let columns = if p.bare { BARE_COLUMNS } else { INFO_COLUMNS };
+        // Unordered: sorting the rows here costs more than reading them.
+        let order = if p.bare || p.unordered {
+            ""
         } else {
-            "SELECT id, session_id, agent, format, path, project, title, first_prompt,
-                    created_ms, updated_ms, entries, messages, user_messages,
-                    assistant_messages, tool_calls
-             FROM sessions
-             WHERE (?1 IS NULL OR updated_ms >= ?1)
-               AND (?3 = '' OR instr(?3, char(31) || format || char(31)) > 0)
-             ORDER BY CASE WHEN ?2 THEN created_ms ELSE updated_ms END IS NULL,
+            "ORDER BY CASE WHEN ?2 THEN created_ms ELSE updated_ms END IS NULL,
                       CASE WHEN ?2 THEN created_ms ELSE updated_ms END DESC, path"
         };
+        let sql = format!(
+            "SELECT {columns} FROM sessions
+             WHERE (?1 IS NULL OR updated_ms >= ?1) AND ?2 IS NOT NULL
+               AND (?3 = '' OR instr(?3, char(31) || format || char(31)) > 0)
+             {order}"
+        );
         // The formats as one string, each between two unit separators.
         let formats: String = if p.formats.is_empty() {
             String::new()
@@ -150,7 +149,7 @@ impl Index {
             }
             f
         };
-        let mut stmt = self.conn.prepare_cached(sql).at(&self.path)?;
+        let mut stmt = self.conn.prepare_cached(&sql).at(&self.path)?;
         let rows = stmt
             .query_map(
                 params![p.since_ms, p.order == SessionOrder::Created, formats],
@@ -226,12 +225,7 @@ impl Index {
         let mut tokens = self.all_session_tokens()?;
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT id, session_id, agent, format, path, project, title, first_prompt,
-                        created_ms, updated_ms, entries, messages, user_messages,
-                        assistant_messages, tool_calls
-                 FROM sessions",
-            )
+            .prepare_cached(&format!("SELECT {INFO_COLUMNS} FROM sessions"))
             .at(&self.path)?;
         // Path -> its session; a path several sessions share (a database
         // holding many) is looked up on its own, as the single lookup does.
@@ -278,13 +272,10 @@ impl Index {
         // file's id), else by the catalog's path.
         let mut row = self
             .conn
-            .prepare_cached(
-                "SELECT s.id, s.session_id, s.agent, s.format, s.path, s.project, s.title,
-                        s.first_prompt, s.created_ms, s.updated_ms, s.entries, s.messages,
-                        s.user_messages, s.assistant_messages, s.tool_calls
-                 FROM files f JOIN sessions s ON s.id = f.id
-                 WHERE f.path = ?1 AND s.path = ?1",
-            )
+            .prepare_cached(&format!(
+                "SELECT {INFO_COLUMNS} FROM sessions
+                 WHERE id = (SELECT id FROM files WHERE path = ?1) AND path = ?1"
+            ))
             .at(&self.path)?
             .query_row([p], info_row)
             .optional()
@@ -292,12 +283,9 @@ impl Index {
         if row.is_none() {
             row = self
                 .conn
-                .prepare_cached(
-                    "SELECT id, session_id, agent, format, path, project, title,
-                            first_prompt, created_ms, updated_ms, entries, messages,
-                            user_messages, assistant_messages, tool_calls
-                     FROM sessions WHERE path = ?1",
-                )
+                .prepare_cached(&format!(
+                    "SELECT {INFO_COLUMNS} FROM sessions WHERE path = ?1"
+                ))
                 .at(&self.path)?
                 .query_row([p], info_row)
                 .optional()
@@ -433,9 +421,6 @@ impl Index {
     }
 }
 
-/// Reads a catalog row (`id, session_id, agent, format, path, project,
-/// title, first_prompt, created_ms, updated_ms, entries, messages,
-/// user_messages, assistant_messages, tool_calls`), tokens left empty.
 /// The tokens of one model, from the row's columns `at..at + 6`.
 fn tokens_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<SessionTokens> {
     Ok(SessionTokens {
@@ -448,6 +433,8 @@ fn tokens_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<SessionToken
     })
 }
 
+/// Reads a catalog row ([`INFO_COLUMNS`] or [`BARE_COLUMNS`]), tokens
+/// left empty.
 fn info_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, SessionInfo)> {
     Ok((
         r.get::<_, i64>(0)?,
