@@ -170,8 +170,7 @@ fn nothing_found(listing: &Listing, args: &Args) -> String {
 }
 
 fn rfc3339(ms: Option<i64>) -> Option<String> {
-    ms.and_then(|ms| Timestamp::Millis(ms).to_utc())
-        .map(|t| Timestamp::from_datetime(t).to_string())
+    ms.and_then(Timestamp::rfc3339_millis)
 }
 
 fn truncate(s: &str, max: usize) -> String {
