@@ -83,7 +83,9 @@ pub struct Redactor {
 impl Redactor {
     /// Returns a redactor with the built-in rules.
     pub fn new() -> Result<Redactor, RedactError> {
-        Redactor::from_rules(BUILTIN_RULES)
+        Ok(Redactor {
+            rules: rules::Rules::builtin()?,
+        })
     }
 
     /// Returns a redactor with the rules of a rules file (the format of
