@@ -196,14 +196,10 @@ pub(crate) fn read(path: &Path, bytes: &[u8], to_write_back: bool) -> (Session, 
         meta: MetaAcc::default(),
         responses: HashSet::new(),
     };
-    for line in crate::jsonl::lines(bytes) {
-        if crate::jsonl::is_blank(line.bytes) {
-            continue;
-        }
-        if let Some(v) = crate::jsonl::parse_line(path, &line, &mut r.diags) {
-            r.record(line.number, v);
-        }
-    }
+    crate::jsonl::each_value(path, bytes, |n, v| match v {
+        Ok(v) => r.record(n, v),
+        Err(d) => r.diags.push(d),
+    });
     r.finish()
 }
 
