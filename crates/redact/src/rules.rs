@@ -40,6 +40,8 @@ struct RuleSpec {
     description: String,
     #[serde(default)]
     keywords: Vec<String>,
+    #[serde(default)]
+    keywords_match_case: bool,
     regex: String,
     #[serde(default)]
     group: usize,
@@ -106,6 +108,9 @@ pub(crate) struct Rules {
     keywords: AhoCorasick,
     /// For each keyword pattern, the rule it belongs to.
     keyword_rule: Vec<usize>,
+    /// For each keyword pattern, the keyword when it must occur in exactly
+    /// this case (the rule's `keywords_match_case`).
+    keyword_exact: Vec<Option<Vec<u8>>>,
     /// Rules with no keywords: they always run.
     always: Vec<usize>,
 }
@@ -218,6 +223,7 @@ impl Rules {
         let mut rules = Vec::new();
         let mut patterns = Vec::new();
         let mut keyword_rule = Vec::new();
+        let mut keyword_exact = Vec::new();
         let mut always = Vec::new();
         for (i, spec) in file.rule.into_iter().enumerate() {
             let what = format!("rule {}", spec.id);
@@ -236,6 +242,7 @@ impl Rules {
                         message: format!("{what}: an empty keyword"),
                     });
                 }
+                keyword_exact.push(spec.keywords_match_case.then(|| k.as_bytes().to_vec()));
                 patterns.push(k);
                 keyword_rule.push(i);
             }
@@ -278,6 +285,7 @@ impl Rules {
             placeholders,
             keywords,
             keyword_rule,
+            keyword_exact,
             always,
         })
     }
@@ -300,10 +308,16 @@ impl Rules {
         for &i in &self.always {
             run.insert(i);
         }
-        for m in self.keywords.find_overlapping_iter(text) {
-            run.insert(self.keyword_rule[m.pattern().as_usize()]);
-        }
         let bytes = text.as_bytes();
+        for m in self.keywords.find_overlapping_iter(text) {
+            let k = m.pattern().as_usize();
+            if let Some(exact) = &self.keyword_exact[k] {
+                if bytes.get(m.range()) != Some(exact.as_slice()) {
+                    continue;
+                }
+            }
+            run.insert(self.keyword_rule[k]);
+        }
         for (i, rule) in self.rules.iter().enumerate() {
             if !run.contains(i) {
                 continue;
@@ -539,6 +553,30 @@ mod tests {
             .map(|h| &text[h.start..h.end])
             .collect();
         assert_eq!(found, [key, key]);
+    }
+
+    #[test]
+    fn keywords_that_match_case_count_only_in_their_case() {
+        let rules = |exact: bool| {
+            Rules::parse(&format!(
+                "[[rule]]\nid = \"x\"\ndescription = \"d\"\nkeywords = [\"TOK\"]\nkeywords_match_case = {exact}\nregex = '(?i)tok=[a-z]{{8}}'\n"
+            ))
+            .unwrap()
+        };
+        let found = |r: &Rules, t: &str| r.find(t).len();
+        // The keyword in another case: the rule does not run.
+        assert_eq!(found(&rules(true), "a tok=abcdefgh"), 0);
+        assert_eq!(found(&rules(true), "a Tok=abcdefgh"), 0);
+        // In its case, it does (and then finds every match its pattern has).
+        assert_eq!(found(&rules(true), "a TOK=abcdefgh, tok=abcdefgh"), 2);
+        // Without the option, any case.
+        assert_eq!(found(&rules(false), "a tok=abcdefgh"), 1);
+        // The built-in .env rule still finds upper-case assignments.
+        let builtin = Rules::builtin().unwrap();
+        let text = "export GITLAB_API_TOKEN=f00dfeed1234abcd";
+        let hits = builtin.find(text);
+        assert_eq!(hits.len(), 1, "{text}");
+        assert_eq!(builtin.rules[hits[0].rule].id, "env-secret");
     }
 
     #[test]
