@@ -334,7 +334,22 @@ fn check_pages(b: &dyn Backend, e: &[Expected]) {
             want(&|x| x.tokens.contains_key("gpt-5-codex")),
         ),
     ];
+    // A project filter is text as written: `_` and `%` are no wildcards
+    // (`dev/_otes` would be `dev/notes`, `%arser` any parser).
     let mut cases = cases;
+    for literal in ["dev/_otes", "%arser", "par\\ser"] {
+        cases.push((
+            PageParams {
+                project: Some(literal.into()),
+                ..PageParams::default()
+            },
+            want(&|x| {
+                x.project
+                    .as_deref()
+                    .is_some_and(|p| p.to_lowercase().contains(literal))
+            }),
+        ));
+    }
     let mut times: Vec<i64> = e.iter().filter_map(|x| x.updated_ms).collect();
     times.sort_unstable();
     if times.len() >= 4 {
