@@ -11,7 +11,11 @@ use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 pub struct Tree<'a> {
     entries: &'a [Entry],
     by_id: HashMap<&'a str, usize>,
-    children: HashMap<&'a str, Vec<usize>>,
+    /// The children of entry `i` are `child_list[child_start[i]..child_start[i + 1]]`,
+    /// in file order (one flat list: a vector per parent was a million
+    /// allocations for a long session).
+    child_start: Vec<usize>,
+    child_list: Vec<usize>,
     roots: Vec<usize>,
 }
 
@@ -33,25 +37,49 @@ impl<'a> Tree<'a> {
         for (i, e) in entries.iter().enumerate() {
             by_id.insert(e.id.as_str(), i);
         }
-        let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
+        // Each kept entry's parent (by index), or none for a root.
+        let mut parent = vec![None; entries.len()];
         let mut roots = Vec::new();
+        let mut count = vec![0usize; entries.len() + 1];
         for (i, e) in entries.iter().enumerate() {
             if by_id.get(e.id.as_str()) != Some(&i) {
                 continue; // shadowed duplicate
             }
             match e.parent_id.as_deref() {
-                Some(p) if p != e.id && by_id.contains_key(p) => {
-                    children.entry(p).or_default().push(i)
-                }
+                Some(p) if p != e.id => match by_id.get(p) {
+                    Some(&pi) => {
+                        parent[i] = Some(pi);
+                        count[pi + 1] += 1;
+                    }
+                    None => roots.push(i),
+                },
                 _ => roots.push(i),
+            }
+        }
+        for i in 1..count.len() {
+            count[i] += count[i - 1];
+        }
+        let child_start = count;
+        let mut next = child_start.clone();
+        let mut child_list = vec![0; child_start[entries.len()]];
+        for (i, p) in parent.iter().enumerate() {
+            if let Some(p) = *p {
+                child_list[next[p]] = i;
+                next[p] += 1;
             }
         }
         Tree {
             entries,
             by_id,
-            children,
+            child_start,
+            child_list,
             roots,
         }
+    }
+
+    /// The children of entry `i`, by index, in file order.
+    fn kids(&self, i: usize) -> &[usize] {
+        &self.child_list[self.child_start[i]..self.child_start[i + 1]]
     }
 
     /// Returns the entry with `id`.
@@ -66,14 +94,36 @@ impl<'a> Tree<'a> {
 
     /// Returns the direct children of `id`, in file order.
     pub fn children(&self, id: &str) -> Vec<&'a Entry> {
-        self.children
+        self.by_id
             .get(id)
-            .map(|v| v.iter().map(|&i| &self.entries[i]).collect())
+            .map(|&i| self.kids(i).iter().map(|&k| &self.entries[k]).collect())
             .unwrap_or_default()
     }
 
     /// Returns the entries from the root down to `id` (empty when unknown).
     pub fn path_to_root(&self, id: &str) -> Vec<&'a Entry> {
+        // A path holds each entry once, so a walk longer than the session
+        // went round a cycle: only then is it walked again remembering
+        // what it has seen (which costs a set of every id on the way).
+        let mut path = Vec::new();
+        let mut cur = self.get(id);
+        while let Some(e) = cur {
+            if path.len() > self.entries.len() {
+                return self.path_to_root_through_cycles(id);
+            }
+            path.push(e);
+            cur = match e.parent_id.as_deref() {
+                Some(p) if p != e.id => self.get(p),
+                _ => None,
+            };
+        }
+        path.reverse();
+        path
+    }
+
+    /// [`Tree::path_to_root`] stopping where the walk comes back to an
+    /// entry it has seen.
+    fn path_to_root_through_cycles(&self, id: &str) -> Vec<&'a Entry> {
         let mut path = Vec::new();
         let mut seen = HashSet::new();
         let mut cur = self.get(id);
@@ -93,23 +143,17 @@ impl<'a> Tree<'a> {
 
     /// Returns the entries that have more than one child.
     pub fn branch_points(&self) -> Vec<&'a Entry> {
-        let mut points: Vec<usize> = self
-            .children
-            .iter()
-            .filter(|(_, c)| c.len() > 1)
-            .filter_map(|(id, _)| self.by_id.get(id).copied())
-            .collect();
-        points.sort_unstable();
-        points.into_iter().map(|i| &self.entries[i]).collect()
+        (0..self.entries.len())
+            .filter(|&i| self.kids(i).len() > 1)
+            .map(|i| &self.entries[i])
+            .collect()
     }
 
     /// Returns the leaves (entries with no children), in file order.
     pub fn leaves(&self) -> Vec<&'a Entry> {
         let mut out = Vec::new();
         for (i, e) in self.entries.iter().enumerate() {
-            if self.by_id.get(e.id.as_str()) == Some(&i)
-                && !self.children.contains_key(e.id.as_str())
-            {
+            if self.by_id.get(e.id.as_str()) == Some(&i) && self.kids(i).is_empty() {
                 out.push(e);
             }
         }
@@ -138,11 +182,10 @@ impl<'a> Tree<'a> {
                 depth,
                 is_branch,
             });
-            if let Some(kids) = self.children.get(entry.id.as_str()) {
-                let branch = kids.len() > 1;
-                for &k in kids.iter().rev() {
-                    stack.push((k, depth + 1, branch));
-                }
+            let kids = self.kids(i);
+            let branch = kids.len() > 1;
+            for &k in kids.iter().rev() {
+                stack.push((k, depth + 1, branch));
             }
         }
         for (i, entry) in self.entries.iter().enumerate() {
@@ -192,6 +235,99 @@ mod tests {
         assert_eq!(ids(&t.leaves()), ["c", "d", "x"]);
         let depths: Vec<usize> = t.nodes().iter().map(|n| n.depth).collect();
         assert_eq!(depths, [0, 1, 2, 2, 0]);
+    }
+
+    #[test]
+    fn random_forests_walk_as_the_definitions_say() {
+        // Ids drawn from a small set (so some repeat and the last one
+        // wins), parents from the same set (so some are missing, some are
+        // the entry itself, some make cycles), against the definitions
+        // written out plainly.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..300 {
+            let len = 1 + next(30) as usize;
+            let entries: Vec<Entry> = (0..len)
+                .map(|_| {
+                    let id = format!("n{}", next(40));
+                    let parent = (next(5) > 0).then(|| format!("n{}", next(40)));
+                    e(&id, parent.as_deref())
+                })
+                .collect();
+            let t = Tree::new(&entries);
+            let winner = |id: &str| entries.iter().rposition(|x| x.id == id);
+            let kept: Vec<usize> = (0..len)
+                .filter(|&i| winner(&entries[i].id) == Some(i))
+                .collect();
+            let parent_of = |i: usize| {
+                entries[i]
+                    .parent_id
+                    .as_deref()
+                    .filter(|p| *p != entries[i].id)
+                    .and_then(winner)
+            };
+            for &i in &kept {
+                let want: Vec<usize> = kept
+                    .iter()
+                    .copied()
+                    .filter(|&k| parent_of(k) == Some(i))
+                    .collect();
+                let got: Vec<usize> = t
+                    .children(&entries[i].id)
+                    .iter()
+                    .map(|c| winner(&c.id).unwrap())
+                    .collect();
+                assert_eq!(got, want);
+                // The path: parents up to a root or the first repeat.
+                let mut want_path = Vec::new();
+                let mut cur = Some(i);
+                while let Some(c) = cur {
+                    if want_path.contains(&c) {
+                        break;
+                    }
+                    want_path.push(c);
+                    cur = parent_of(c);
+                }
+                want_path.reverse();
+                let got_path: Vec<usize> = t
+                    .path_to_root(&entries[i].id)
+                    .iter()
+                    .map(|x| winner(&x.id).unwrap())
+                    .collect();
+                assert_eq!(got_path, want_path);
+            }
+            let roots: Vec<usize> = kept
+                .iter()
+                .copied()
+                .filter(|&i| parent_of(i).is_none())
+                .collect();
+            assert_eq!(
+                ids(&t.roots()),
+                roots
+                    .iter()
+                    .map(|&i| entries[i].id.clone())
+                    .collect::<Vec<_>>()
+            );
+            let n_kids = |i: usize| kept.iter().filter(|&&k| parent_of(k) == Some(i)).count();
+            let points: Vec<String> = kept
+                .iter()
+                .filter(|&&i| n_kids(i) > 1)
+                .map(|&i| entries[i].id.clone())
+                .collect();
+            assert_eq!(ids(&t.branch_points()), points);
+            let leaves: Vec<String> = kept
+                .iter()
+                .filter(|&&i| n_kids(i) == 0)
+                .map(|&i| entries[i].id.clone())
+                .collect();
+            assert_eq!(ids(&t.leaves()), leaves);
+            assert_eq!(t.nodes().len(), kept.len());
+        }
     }
 
     #[test]
