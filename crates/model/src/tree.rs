@@ -105,31 +105,25 @@ impl<'a> Tree<'a> {
         // A path holds each entry once, so a walk longer than the session
         // went round a cycle: only then is it walked again remembering
         // what it has seen (which costs a set of every id on the way).
-        let mut path = Vec::new();
-        let mut cur = self.get(id);
-        while let Some(e) = cur {
-            if path.len() > self.entries.len() {
-                return self.path_to_root_through_cycles(id);
-            }
-            path.push(e);
-            cur = match e.parent_id.as_deref() {
-                Some(p) if p != e.id => self.get(p),
-                _ => None,
-            };
-        }
-        path.reverse();
-        path
+        self.walk_up(id, false)
+            .or_else(|| self.walk_up(id, true))
+            .unwrap_or_default()
     }
 
-    /// [`Tree::path_to_root`] stopping where the walk comes back to an
-    /// entry it has seen.
-    fn path_to_root_through_cycles(&self, id: &str) -> Vec<&'a Entry> {
+    /// The entries from `id` up to its root, root first. With `remember`,
+    /// the walk stops where it comes back to an entry it has seen; without,
+    /// it gives up (`None`) once it is longer than the session.
+    fn walk_up(&self, id: &str, remember: bool) -> Option<Vec<&'a Entry>> {
         let mut path = Vec::new();
         let mut seen = HashSet::new();
         let mut cur = self.get(id);
         while let Some(e) = cur {
-            if !seen.insert(e.id.as_str()) {
-                break;
+            if remember {
+                if !seen.insert(e.id.as_str()) {
+                    break;
+                }
+            } else if path.len() > self.entries.len() {
+                return None;
             }
             path.push(e);
             cur = match e.parent_id.as_deref() {
@@ -138,7 +132,7 @@ impl<'a> Tree<'a> {
             };
         }
         path.reverse();
-        path
+        Some(path)
     }
 
     /// Returns the entries that have more than one child.
@@ -261,6 +255,9 @@ mod tests {
                 .collect();
             let t = Tree::new(&entries);
             let winner = |id: &str| entries.iter().rposition(|x| x.id == id);
+            let indices = |v: Vec<&Entry>| -> Vec<usize> {
+                v.iter().map(|x| winner(&x.id).unwrap()).collect()
+            };
             let kept: Vec<usize> = (0..len)
                 .filter(|&i| winner(&entries[i].id) == Some(i))
                 .collect();
@@ -277,12 +274,7 @@ mod tests {
                     .copied()
                     .filter(|&k| parent_of(k) == Some(i))
                     .collect();
-                let got: Vec<usize> = t
-                    .children(&entries[i].id)
-                    .iter()
-                    .map(|c| winner(&c.id).unwrap())
-                    .collect();
-                assert_eq!(got, want);
+                assert_eq!(indices(t.children(&entries[i].id)), want);
                 // The path: parents up to a root or the first repeat.
                 let mut want_path = Vec::new();
                 let mut cur = Some(i);
@@ -294,12 +286,7 @@ mod tests {
                     cur = parent_of(c);
                 }
                 want_path.reverse();
-                let got_path: Vec<usize> = t
-                    .path_to_root(&entries[i].id)
-                    .iter()
-                    .map(|x| winner(&x.id).unwrap())
-                    .collect();
-                assert_eq!(got_path, want_path);
+                assert_eq!(indices(t.path_to_root(&entries[i].id)), want_path);
             }
             let roots: Vec<usize> = kept
                 .iter()
