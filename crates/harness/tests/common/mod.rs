@@ -85,24 +85,39 @@ pub fn cli(name: &str) -> PathBuf {
     }
 }
 
-/// The agentlog binary built beside this test (cargo builds it for the
-/// workspace's tests; `AGENTLOG_BIN` overrides).
+/// The agentlog binary built beside this test (`AGENTLOG_BIN` overrides).
+///
+/// It is built (or found up to date) by cargo once per test process: a
+/// binary left from an older checkout would otherwise be tested instead of
+/// the source (`cargo test -p agentlog-harness` alone builds no binary of
+/// another package). Within `.ci/run` the workspace is built first and this
+/// is cargo finding nothing to do.
 pub fn agentlog_bin() -> PathBuf {
     if let Some(p) = std::env::var_os("AGENTLOG_BIN") {
         return PathBuf::from(p);
     }
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    let bin = dir.join("agentlog");
-    if !bin.exists() {
-        let st = Command::new(env!("CARGO"))
-            .args(["build", "-q", "-p", "agentlog", "--bin", "agentlog"])
-            .current_dir(repo())
-            .status()
-            .unwrap();
-        assert!(st.success(), "could not build the agentlog binary");
-    }
-    bin
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let exe = std::env::current_exe().unwrap();
+            let dir = exe.parent().unwrap().parent().unwrap();
+            let mut build = Command::new(env!("CARGO"));
+            build
+                .args(["build", "-q", "-p", "agentlog", "--bin", "agentlog"])
+                .current_dir(repo());
+            // The profile this test was built with (its folder's name;
+            // `debug` is cargo's `dev`), into the same target folder.
+            if let (Some(profile), Some(target)) = (dir.file_name(), dir.parent()) {
+                if profile != "debug" {
+                    build.arg("--profile").arg(profile);
+                }
+                build.arg("--target-dir").arg(target);
+            }
+            let st = build.status().unwrap();
+            assert!(st.success(), "could not build the agentlog binary");
+            dir.join("agentlog")
+        })
+        .clone()
 }
 
 /// One agent's world: its own HOME (config and sessions) and a project dir.
