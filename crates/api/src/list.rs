@@ -444,13 +444,21 @@ fn first_line(t: &str) -> Option<String> {
         .map(|l| truncate(l, 200))
 }
 
+/// `s` when it has at most `max` characters, else its first `max - 1`
+/// and `…` (cut by byte offset: collecting characters one by one was a
+/// tenth of listing every session).
 fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
+    let mut starts = s.char_indices().map(|(i, _)| i).skip(max.saturating_sub(1));
+    match (starts.next(), starts.next()) {
+        (Some(cut), Some(_)) if max > 0 => {
+            let mut t = String::with_capacity(cut + '…'.len_utf8());
+            t.push_str(&s[..cut]);
+            t.push('…');
+            t
+        }
+        _ if max == 0 && !s.is_empty() => "…".to_string(),
+        _ => s.to_string(),
     }
-    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-    t.push('…');
-    t
 }
 
 /// Summarises a session read from `found`.
@@ -499,5 +507,38 @@ pub fn summary(found: &Found, s: &Session) -> SessionSummary {
         tokens: s.total_usage().sum(),
         started_ms: started,
         updated_ms: updated,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::truncate;
+
+    /// The cut, character by character, as it was written first.
+    fn by_chars(s: &str, max: usize) -> String {
+        if s.chars().count() <= max {
+            return s.to_string();
+        }
+        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+
+    #[test]
+    fn truncating_cuts_where_counting_characters_does() {
+        for s in [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "héllo wörld",
+            "→✓«»",
+            "日本語のテキスト",
+            "a\u{301}bc",
+        ] {
+            for max in 0..12 {
+                assert_eq!(truncate(s, max), by_chars(s, max), "{s:?} {max}");
+            }
+        }
     }
 }
