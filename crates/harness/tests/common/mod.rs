@@ -6,6 +6,7 @@
 use agentlog_harness::{text, thinking, tool_call, Item, MockServer, Rule, Script};
 use agentlog_model::{BlockKind, Entry, EntryKind, Role, Session};
 use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -134,6 +135,19 @@ pub struct Sandbox {
 /// every process whose environment has the sandbox's HOME is ended.
 impl Drop for Sandbox {
     fn drop(&mut self) {
+        self.end_programs();
+        // acpx keeps its queue's sockets in `/tmp/acpx-<first 10 hex digits
+        // of the SHA-256 of HOME>` whatever TMPDIR says: that folder goes
+        // with the sandbox too.
+        let digest = Sha256::digest(self.home.display().to_string().as_bytes());
+        let sockets = format!("/tmp/acpx-{}", &hex::encode(digest)[..10]);
+        let _ = std::fs::remove_dir_all(sockets);
+    }
+}
+
+impl Sandbox {
+    /// Ends every program whose environment has this sandbox's HOME.
+    fn end_programs(&self) {
         let home = format!("HOME={}", self.home.display());
         let me = std::process::id().to_string();
         let Ok(procs) = std::fs::read_dir("/proc") else {
@@ -155,9 +169,7 @@ impl Drop for Sandbox {
             }
         }
     }
-}
 
-impl Sandbox {
     /// A sandbox for `agent`, configured to use the mock at `url`.
     pub fn new(agent: &'static str, url: &str) -> Sandbox {
         let dir = tempfile::Builder::new()
