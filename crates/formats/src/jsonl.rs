@@ -126,16 +126,16 @@ const BATCH_BYTES: usize = 1 << 20;
 /// first screen waited for both in turn). At most a few batches are
 /// parsed ahead, so memory does not grow with the file.
 pub fn each_value(path: &Path, bytes: &[u8], mut f: impl FnMut(u64, Result<Value, Diagnostic>)) {
-    let parse = |line: &Line<'_>| {
-        serde_json::from_slice::<Value>(line.bytes).map_err(|e| line_error(path, line, &e))
+    let in_turn = |f: &mut dyn FnMut(u64, Result<Value, Diagnostic>)| {
+        for line in lines(bytes) {
+            if !is_blank(line.bytes) {
+                f(line.number, parse(path, &line));
+            }
+        }
     };
     let parallel = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     if bytes.len() < PIPELINE_MIN || !parallel {
-        for line in lines(bytes) {
-            if !is_blank(line.bytes) {
-                f(line.number, parse(&line));
-            }
-        }
+        in_turn(&mut f);
         return;
     }
     std::thread::scope(|scope| {
@@ -150,7 +150,7 @@ pub fn each_value(path: &Path, bytes: &[u8], mut f: impl FnMut(u64, Result<Value
                         continue;
                     }
                     size += line.bytes.len();
-                    batch.push((line.number, parse(&line)));
+                    batch.push((line.number, parse(path, &line)));
                     if size >= BATCH_BYTES {
                         size = 0;
                         if tx.send(std::mem::take(&mut batch)).is_err() {
@@ -171,26 +171,19 @@ pub fn each_value(path: &Path, bytes: &[u8], mut f: impl FnMut(u64, Result<Value
                 }
             }
             // No thread to be had: parse here.
-            Err(_) => {
-                for line in lines(bytes) {
-                    if !is_blank(line.bytes) {
-                        f(line.number, parse(&line));
-                    }
-                }
-            }
+            Err(_) => in_turn(&mut f),
         }
     });
 }
 
 /// Parses one line, recording a diagnostic when it is not valid JSON.
 pub fn parse_line(path: &Path, line: &Line<'_>, diags: &mut Vec<Diagnostic>) -> Option<Value> {
-    match serde_json::from_slice::<Value>(line.bytes) {
-        Ok(v) => Some(v),
-        Err(e) => {
-            diags.push(line_error(path, line, &e));
-            None
-        }
-    }
+    parse(path, line).map_err(|d| diags.push(d)).ok()
+}
+
+/// Parses one line, or returns the diagnostic saying why it is not JSON.
+fn parse(path: &Path, line: &Line<'_>) -> Result<Value, Diagnostic> {
+    serde_json::from_slice::<Value>(line.bytes).map_err(|e| line_error(path, line, &e))
 }
 
 /// Returns the diagnostic for a line that failed to parse.
