@@ -6,13 +6,13 @@
 //! with `HOME=DIR` to find them.
 
 use anyhow::{anyhow, Context};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 
 /// The allocator of the `agentlog` binary, so that the readers measured
 /// here run as they do there.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use clap::{Parser, Subcommand};
-use std::path::PathBuf;
 
 /// Corpus generator for agentlog's benchmarks, tests and demos.
 #[derive(Parser, Debug)]
