@@ -57,6 +57,8 @@ struct RuleSpec {
 #[serde(deny_unknown_fields)]
 struct FieldSpec {
     id: String,
+    #[serde(default)]
+    keywords: Vec<String>,
     key: String,
     value: String,
 }
@@ -77,6 +79,9 @@ pub(crate) struct Rule {
 #[derive(Debug)]
 pub(crate) struct FieldRule {
     pub id: String,
+    /// The key must hold one of these (lowercase ASCII, compared
+    /// case-insensitively) for its regex to run; none: it always runs.
+    keywords: Vec<String>,
     key: LazyRegex,
     value: LazyRegex,
 }
@@ -269,7 +274,13 @@ impl Rules {
             .into_iter()
             .map(|f| {
                 let what = format!("field {}", f.id);
+                if f.keywords.iter().any(String::is_empty) {
+                    return Err(RedactError::Rules {
+                        message: format!("{what}: an empty keyword"),
+                    });
+                }
                 Ok(FieldRule {
+                    keywords: f.keywords.iter().map(|k| k.to_ascii_lowercase()).collect(),
                     key: lazy(&what, &f.key)?.0,
                     value: lazy(&what, &f.value)?.0,
                     id: f.id,
@@ -379,11 +390,21 @@ impl Rules {
             return None;
         }
         self.fields.iter().position(|f| {
-            f.key.is_match(key)
+            (f.keywords.is_empty() || f.keywords.iter().any(|k| contains_ignore_case(key, k)))
+                && f.key.is_match(key)
                 && f.value.is_match(value)
                 && !self.placeholders.iter().any(|p| p.is_match(value))
         })
     }
+}
+
+/// True when `text` holds `lower` (lowercase ASCII), ASCII case-insensitively.
+fn contains_ignore_case(text: &str, lower: &str) -> bool {
+    let (text, lower) = (text.as_bytes(), lower.as_bytes());
+    text.len() >= lower.len()
+        && text
+            .windows(lower.len())
+            .any(|w| w.eq_ignore_ascii_case(lower))
 }
 
 /// Widens `start..end` to the characters it touches: a byte pattern may
@@ -485,7 +506,12 @@ mod tests {
                 r.allow.iter().map(|a| &a.pattern).collect::<Vec<_>>()
             )
         };
-        let field = |f: &FieldRule| format!("{} {} {}", f.id, f.key.pattern, f.value.pattern);
+        let field = |f: &FieldRule| {
+            format!(
+                "{} {:?} {} {}",
+                f.id, f.keywords, f.key.pattern, f.value.pattern
+            )
+        };
         assert_eq!(
             fast.rules.iter().map(rule).collect::<Vec<_>>(),
             parsed.rules.iter().map(rule).collect::<Vec<_>>()
@@ -580,6 +606,51 @@ mod tests {
         let hits = builtin.find(text);
         assert_eq!(hits.len(), 1, "{text}");
         assert_eq!(builtin.rules[hits[0].rule].id, "env-secret");
+    }
+
+    #[test]
+    fn every_key_a_builtin_field_rule_matches_holds_one_of_its_keywords() {
+        // The key regexes are case-insensitive alternations of a few names:
+        // read without `(?i)`, each is a finite set of lowercase keys, all
+        // listed by the literal extractor, and every one must pass the
+        // keyword check (or the rule would never see it).
+        use regex_syntax::hir::literal::{ExtractKind, Extractor};
+        let rules = Rules::builtin().unwrap();
+        for f in &rules.fields {
+            assert!(!f.keywords.is_empty(), "{}", f.id);
+            let lower = f.key.pattern.strip_prefix("(?i)").unwrap();
+            let hir = regex_syntax::ParserBuilder::new()
+                .unicode(false)
+                .utf8(false)
+                .build()
+                .parse(lower)
+                .unwrap();
+            let mut extractor = Extractor::new();
+            extractor.kind(ExtractKind::Prefix).limit_total(100_000);
+            let keys = extractor.extract(&hir);
+            assert!(keys.is_exact(), "{}: {keys:?}", f.id);
+            let keys = keys.literals().unwrap();
+            assert!(keys.len() >= 2, "{}", f.id);
+            for key in keys {
+                let key = std::str::from_utf8(key.as_bytes()).unwrap();
+                assert!(f.key.is_match(key), "{}: {key}", f.id);
+                let upper = key.to_ascii_uppercase();
+                for k in [key, upper.as_str()] {
+                    assert!(
+                        f.keywords.iter().any(|w| contains_ignore_case(k, w)),
+                        "{}: {k} holds none of {:?}",
+                        f.id,
+                        f.keywords
+                    );
+                }
+            }
+        }
+        // Keys without a keyword are not secrets, whatever their value.
+        assert_eq!(rules.field_match("sessionId", "0123456789abcdef"), None);
+        assert!(rules.field_match("X-Api-Key", "0123456789abcdef").is_some());
+        assert!(rules
+            .field_match("AUTHORIZATION", "dXNlcjpwYXNzd29yZA")
+            .is_some());
     }
 
     #[test]
