@@ -3,7 +3,11 @@
 use crate::RedactError;
 use aho_corasick::AhoCorasick;
 use regex::bytes::{Regex, RegexBuilder};
+use regex_automata::nfa::thompson;
+use regex_automata::util::{pool::Pool, syntax};
+use regex_automata::{hybrid, Input};
 use serde::Deserialize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// The rules built into agentlog (`src/rules.toml`).
@@ -122,7 +126,13 @@ pub(crate) struct Rules {
 
 /// A pattern checked when the rules are loaded and compiled the first time
 /// it is needed: most rules never run in a process (their keywords do not
-/// occur), so a short command does not pay for compiling them all.
+/// occur), so a short command does not pay for compiling them all. A rule
+/// that runs first asks its screen (a lazy DFA that only says whether the
+/// pattern matches, built in a fifth of the time); the full regex is
+/// compiled when the screen says yes or has searched [`SCREEN_BUDGET`].
+/// The common words among the keywords (`token`, `key`, `secret`) make
+/// four rules run on nearly every session, and compiling their regexes was
+/// most of what `--redact` added to exporting one.
 ///
 /// Patterns are compiled without Unicode, over bytes: classes, `\b`, `\s`
 /// and case-insensitivity are ASCII (every secret any rule finds is ASCII,
@@ -133,10 +143,35 @@ pub(crate) struct Rules {
 /// `[^\s"]` then matches the bytes of a non-ASCII character one by one, so
 /// a match may start or end inside one: [`Rules::find`] widens each hit to
 /// whole characters.
-#[derive(Debug)]
 pub(crate) struct LazyRegex {
     pattern: String,
     compiled: OnceLock<Option<Regex>>,
+    /// The pattern as a lazy DFA that only says whether it matches; built
+    /// the first time the pattern runs, in a fifth of the full regex's time.
+    screen: OnceLock<Option<Screen>>,
+    /// Bytes the screen has searched: past [`SCREEN_BUDGET`], the full
+    /// regex (its literal prefilter makes it faster) is compiled and used.
+    screened: AtomicUsize,
+}
+
+/// What a pattern's screen searches before the full regex replaces it: a
+/// short command (one session) never compiles a regex that does not match,
+/// a long one (an export of every session) pays for it once.
+const SCREEN_BUDGET: usize = 1 << 20;
+
+/// A forward lazy DFA of a pattern, without captures or a prefilter, with
+/// its caches (one per thread at a time).
+struct Screen {
+    dfa: hybrid::dfa::DFA,
+    caches: Pool<hybrid::dfa::Cache, Box<dyn Fn() -> hybrid::dfa::Cache + Send + Sync>>,
+}
+
+impl std::fmt::Debug for LazyRegex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyRegex")
+            .field("pattern", &self.pattern)
+            .finish_non_exhaustive()
+    }
 }
 
 impl LazyRegex {
@@ -144,6 +179,8 @@ impl LazyRegex {
         LazyRegex {
             pattern: pattern.to_string(),
             compiled: OnceLock::new(),
+            screen: OnceLock::new(),
+            screened: AtomicUsize::new(0),
         }
     }
 
@@ -155,9 +192,65 @@ impl LazyRegex {
             .as_ref()
     }
 
+    /// False when the pattern surely does not match in `text`; true when
+    /// it may (then [`LazyRegex::get`] says where). Most texts a rule runs
+    /// on hold its keywords but no secret: the screen answers for them
+    /// without compiling the full regex.
+    pub(crate) fn may_match(&self, text: &[u8]) -> bool {
+        self.screen(text).unwrap_or(true)
+    }
+
     /// True when the pattern matches somewhere in `text`.
     pub(crate) fn is_match(&self, text: &str) -> bool {
-        self.get().is_some_and(|r| r.is_match(text.as_bytes()))
+        let text = text.as_bytes();
+        self.screen(text)
+            .unwrap_or_else(|| self.get().is_some_and(|r| r.is_match(text)))
+    }
+
+    /// Whether the pattern matches in `text`, by the screen; `None` when
+    /// the screen does not answer: the full regex is compiled already, the
+    /// screen's budget is spent, or the screen could not be built or gave
+    /// up on this text.
+    fn screen(&self, text: &[u8]) -> Option<bool> {
+        if self.compiled.get().is_some() {
+            return None;
+        }
+        let before = self.screened.fetch_add(text.len(), Ordering::Relaxed);
+        if before.saturating_add(text.len()) > SCREEN_BUDGET {
+            return None;
+        }
+        let screen = self
+            .screen
+            .get_or_init(|| Screen::new(&self.pattern))
+            .as_ref()?;
+        let mut cache = screen.caches.get();
+        screen
+            .dfa
+            .try_search_fwd(&mut cache, &Input::new(text).earliest(true))
+            .ok()
+            .map(|m| m.is_some())
+    }
+}
+
+impl Screen {
+    /// Builds the screen of `pattern` (`None` when it cannot: the full
+    /// regex is then always used).
+    fn new(pattern: &str) -> Option<Screen> {
+        let nfa = thompson::Compiler::new()
+            .syntax(syntax::Config::new().unicode(false).utf8(false))
+            .configure(
+                thompson::Config::new()
+                    .utf8(false)
+                    .which_captures(thompson::WhichCaptures::None),
+            )
+            .build(pattern)
+            .ok()?;
+        let dfa = hybrid::dfa::DFA::builder().build_from_nfa(nfa).ok()?;
+        let for_caches = dfa.clone();
+        Some(Screen {
+            dfa,
+            caches: Pool::new(Box::new(move || for_caches.create_cache())),
+        })
     }
 }
 
@@ -333,7 +426,7 @@ impl Rules {
             run.insert(self.keyword_rule[k]);
         }
         for (i, rule) in self.rules.iter().enumerate() {
-            if !run.contains(i) {
+            if !run.contains(i) || !rule.regex.may_match(bytes) {
                 continue;
             }
             let Some(regex) = rule.regex.get() else {
@@ -651,6 +744,147 @@ mod tests {
         assert!(rules
             .field_match("AUTHORIZATION", "dXNlcjpwYXNzd29yZA")
             .is_some());
+    }
+
+    /// Texts near what the rules look for: planted secrets of every kind,
+    /// pieces of them, and random runs of keywords, separators and
+    /// characters.
+    fn texts_near_secrets() -> Vec<String> {
+        let mut texts = Vec::new();
+        for seed in 0..4 {
+            for p in agentlog_bench::secrets::planted(seed) {
+                let t = &p.text;
+                texts.push(t.clone());
+                for cut in [t.len() / 3, t.len() / 2, t.len() - 1] {
+                    if let (Some(a), Some(b)) = (t.get(..cut), t.get(cut..)) {
+                        texts.push(a.to_string());
+                        texts.push(b.to_string());
+                    }
+                }
+            }
+            for (_, secret, key) in agentlog_bench::secrets::planted_fields(seed) {
+                texts.push(secret);
+                texts.push(key.to_string());
+            }
+        }
+        let pieces = [
+            "token",
+            "Key",
+            "SECRET",
+            "passwd",
+            "auth",
+            "=",
+            ":",
+            " ",
+            "\"",
+            "'",
+            "\\",
+            "\n",
+            "ghp_",
+            "sk-",
+            "AKIA",
+            "eyJ",
+            "Bearer ",
+            "authorization: Basic ",
+            "://",
+            "@",
+            "é",
+            "_",
+            ".",
+            "-",
+            "xoxb-",
+            "PRIVATE KEY",
+            "-----BEGIN ",
+            "AccountKey=",
+            "sig=",
+            "M",
+        ];
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        for _ in 0..3000 {
+            let mut t = String::new();
+            for _ in 0..1 + next(12) {
+                if next(3) == 0 {
+                    for _ in 0..1 + next(60) {
+                        t.push(ALNUM[next(ALNUM.len() as u64) as usize] as char);
+                    }
+                } else {
+                    t.push_str(pieces[next(pieces.len() as u64) as usize]);
+                }
+            }
+            texts.push(t);
+        }
+        texts
+    }
+
+    #[test]
+    fn a_screen_answers_as_the_full_regex_does() {
+        let texts = texts_near_secrets();
+        let rules = Rules::builtin().unwrap();
+        let mut patterns: Vec<&LazyRegex> = Vec::new();
+        for r in &rules.rules {
+            patterns.push(&r.regex);
+            patterns.extend(&r.allow);
+        }
+        for f in &rules.fields {
+            patterns.extend([&f.key, &f.value]);
+        }
+        patterns.extend(&rules.placeholders);
+        let (mut answered, mut matched) = (0, 0);
+        for p in patterns {
+            // A copy whose screen budget no text spends, beside the full
+            // regex.
+            let screen = LazyRegex::new(&p.pattern);
+            let full = p.get().unwrap();
+            for t in &texts {
+                let want = full.is_match(t.as_bytes());
+                if let Some(got) = screen.screen(t.as_bytes()) {
+                    assert_eq!(got, want, "{} on {t:?}", p.pattern);
+                    answered += 1;
+                    matched += usize::from(got);
+                }
+                assert!(!want || screen.may_match(t.as_bytes()), "{}", p.pattern);
+            }
+            assert!(screen.compiled.get().is_none(), "{}", p.pattern);
+        }
+        // The screens answered nearly always, and matched often enough for
+        // the comparison to mean something.
+        assert!(answered > 200_000, "{answered}");
+        assert!(matched > 2_000, "{matched}");
+    }
+
+    #[test]
+    fn screened_and_compiled_rules_find_the_same_secrets() {
+        let texts = texts_near_secrets();
+        let screened = Rules::builtin().unwrap();
+        let compiled = Rules::builtin().unwrap();
+        for r in &compiled.rules {
+            r.regex.get().unwrap();
+        }
+        let mut found = 0;
+        for t in &texts {
+            let hits = compiled.find(t);
+            assert_eq!(screened.find(t), hits, "{t:?}");
+            found += hits.len();
+        }
+        assert!(found > 500, "{found}");
+        // Past its budget a pattern compiles its full regex and keeps it.
+        let fresh = Rules::builtin().unwrap();
+        let rule = fresh
+            .rules
+            .iter()
+            .find(|r| r.id == "high-entropy-secret")
+            .unwrap();
+        assert!(rule.regex.compiled.get().is_none());
+        let long = "the token count is high; ".repeat(SCREEN_BUDGET / 20);
+        assert!(fresh.find(&long).is_empty());
+        assert!(rule.regex.compiled.get().is_some());
     }
 
     #[test]
