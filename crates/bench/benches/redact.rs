@@ -10,7 +10,7 @@
 //! agentlog processes, which a loaded machine disturbs less) and the ratio:
 //! redaction may cost at most 20% (ratio ≤ 1.20).
 
-use agentlog_bench::{gen, parse_size, secrets, started_by_cargo_bench};
+use agentlog_bench::{children_cpu, gen, parse_size, secrets, started_by_cargo_bench};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -50,19 +50,6 @@ fn agentlog() -> PathBuf {
         die("building agentlog", status);
     }
     target_dir().join("release/agentlog")
-}
-
-/// Returns the CPU seconds (user + system) of this process's waited-for
-/// children, from `/proc/self/stat` (clock ticks of 1/100 s).
-fn children_cpu() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<f64> = after
-        .split_whitespace()
-        .map(|x| x.parse().unwrap_or(0.0))
-        .collect();
-    // Fields 16 and 17 of stat(5): cutime and cstime; `after` starts at 3.
-    (f.get(13).copied().unwrap_or(0.0) + f.get(14).copied().unwrap_or(0.0)) / 100.0
 }
 
 fn corpus(dir: &Path, size: u64) -> Vec<PathBuf> {

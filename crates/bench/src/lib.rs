@@ -41,6 +41,19 @@ pub fn parse_size(s: &str) -> Option<u64> {
     (n >= 0.0).then_some((n * mult) as u64)
 }
 
+/// Returns the CPU seconds (user + system) of this process's waited-for
+/// children, from `/proc/self/stat` (clock ticks of 1/100 s).
+pub fn children_cpu() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = after
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0.0))
+        .collect();
+    // Fields 16 and 17 of stat(5): cutime and cstime; `after` starts at 3.
+    (f.get(13).copied().unwrap_or(0.0) + f.get(14).copied().unwrap_or(0.0)) / 100.0
+}
+
 /// True when a bench binary was started by `cargo bench` (which passes
 /// `--bench`), false when `cargo test --all-targets` runs it as a smoke
 /// test: the benchmarks take minutes and gigabytes, so they then only say
