@@ -704,7 +704,7 @@ fn reading_to_show_gives_the_same_entries() {
                     let mut e = e.clone();
                     // The native lines' bookkeeping (only for writing back).
                     e.extra.remove("agentlog:claude");
-                    (e.id, e.parent_id, e.kind, e.timestamp, e.extra)
+                    (e.id, e.parent_id, e.kind, e.timestamp, e.extra, e.line)
                 })
                 .collect()
         };

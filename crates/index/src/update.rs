@@ -588,7 +588,7 @@ fn read_full(job: &Job) -> Outcome {
         } else {
             bytes.len()
         };
-        let read = match format.read_bytes(&job.path, &bytes[..end]) {
+        let read = match format.read_bytes_to_show(&job.path, &bytes[..end]) {
             Ok(r) => r,
             Err(e) => return failed(job, e.to_string()),
         };
@@ -618,7 +618,7 @@ fn read_full(job: &Job) -> Outcome {
         }
         (read, bytes.len() as u64, state)
     } else {
-        let read = match format.read_path(&job.path) {
+        let read = match format.read_path_to_show(&job.path) {
             Ok(r) => r,
             Err(e) => return failed(job, e.to_string()),
         };
@@ -657,7 +657,7 @@ fn read_tail(job: &Job, state: &FileState) -> Result<Option<Outcome>, String> {
         Ok(None) => return Ok(None),
         Err(e) => return Err(format!("{}: {e}", job.path.display())),
     };
-    let Ok(read) = format.read_bytes(&job.path, &tail.buffer) else {
+    let Ok(read) = format.read_bytes_to_show(&job.path, &tail.buffer) else {
         return Ok(None);
     };
     let mut session = read.session;
