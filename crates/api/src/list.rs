@@ -448,6 +448,16 @@ fn first_line(t: &str) -> Option<String> {
 /// and `…` (cut by byte offset: collecting characters one by one was a
 /// tenth of listing every session).
 fn truncate(s: &str, max: usize) -> String {
+    // ASCII up to the cut: characters are bytes.
+    if max > 0 && s.as_bytes().iter().take(max + 1).all(u8::is_ascii) {
+        if s.len() <= max {
+            return s.to_string();
+        }
+        let mut t = String::with_capacity(max - 1 + '…'.len_utf8());
+        t.push_str(&s[..max - 1]);
+        t.push('…');
+        return t;
+    }
     let mut starts = s.char_indices().map(|(i, _)| i).skip(max.saturating_sub(1));
     match (starts.next(), starts.next()) {
         (Some(cut), Some(_)) if max > 0 => {
@@ -535,8 +545,12 @@ mod tests {
             "→✓«»",
             "日本語のテキスト",
             "a\u{301}bc",
+            "plain ascii, longer than the cut",
+            "ascii first, then é and ✓",
+            "abcdefghij…",
+            "abcdefghijk",
         ] {
-            for max in 0..12 {
+            for max in 0..40 {
                 assert_eq!(truncate(s, max), by_chars(s, max), "{s:?} {max}");
             }
         }

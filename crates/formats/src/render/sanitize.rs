@@ -72,7 +72,7 @@ fn show(c: char, keep_newlines: bool) -> Shown {
 }
 
 fn clean(s: &str, keep_newlines: bool) -> Cow<'_, str> {
-    if !s.chars().any(|c| needs_escape(c, keep_newlines)) {
+    if !any_escape(s, keep_newlines) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
@@ -119,6 +119,30 @@ fn shown_len(c: char) -> usize {
     }
 }
 
+/// True when every byte of `s` is printable ASCII (space to `~`): shown as
+/// it is, one column each. Most titles, paths and ids are; checking bytes
+/// is several times quicker than going through the characters (`ls` of
+/// 12,000 sessions sanitized for a tenth of its time).
+fn is_printable_ascii(s: &str) -> bool {
+    s.bytes().all(|b| (b' '..=b'~').contains(&b))
+}
+
+/// True when some character of `s` [`needs_escape`], looking at bytes:
+/// only an ASCII control or DEL, or a character whose UTF-8 starts with
+/// 0xC2 (the C1 controls), 0xD8 (U+061C) or 0xE2 (the other bidi controls
+/// and separators) can; only those characters are decoded.
+fn any_escape(s: &str, keep_newlines: bool) -> bool {
+    s.bytes().enumerate().any(|(i, b)| match b {
+        b'\n' | b'\t' => !keep_newlines,
+        0..=0x1f | 0x7f => true,
+        0xc2 | 0xd8 | 0xe2 => s[i..]
+            .chars()
+            .next()
+            .is_some_and(|c| needs_escape(c, keep_newlines)),
+        _ => false,
+    })
+}
+
 /// Appends `c` as it is shown in a one-line field.
 fn push_shown(out: &mut String, c: char) {
     match show(c, false) {
@@ -131,6 +155,23 @@ fn push_shown(out: &mut String, c: char) {
 /// characters, the last of them `…` when it was cut. Escapes count with
 /// their shown length and are never split.
 pub fn truncate(s: &str, max: usize) -> String {
+    // Printable ASCII up to the cut: one column per byte.
+    let plain = s
+        .bytes()
+        .take(max.saturating_add(1))
+        .take_while(|b| (b' '..=b'~').contains(b));
+    let plain = plain.count();
+    if plain == s.len() && s.len() <= max {
+        return s.to_string();
+    }
+    if plain >= max && s.len() > max {
+        let mut out = String::with_capacity(max + 2);
+        if max > 0 {
+            out.push_str(&s[..max - 1]);
+            out.push('…');
+        }
+        return out;
+    }
     let mut out = String::with_capacity(s.len().min(max.saturating_mul(4)));
     let mut used = 0usize;
     let mut chars = s.chars().peekable();
@@ -175,6 +216,13 @@ pub fn head(s: &str, max: usize) -> String {
 /// characters, the first of them `…` when it was cut (for paths, whose
 /// end names the project). Escapes are never split.
 pub fn truncate_start(s: &str, max: usize) -> String {
+    if is_printable_ascii(s) {
+        return match max {
+            _ if s.len() <= max => s.to_string(),
+            0 => String::new(),
+            _ => format!("…{}", &s[s.len() - (max - 1)..]),
+        };
+    }
     let total: usize = s.chars().map(shown_len).sum();
     if total <= max {
         return sanitize_line(s).into_owned();
@@ -373,6 +421,30 @@ mod tests {
             proptest::prop_assert_eq!(truncate(&s, max), reference::truncate(&s, max));
             proptest::prop_assert_eq!(head(&s, max), reference::head(&s, max));
             proptest::prop_assert_eq!(truncate_start(&s, max), reference::truncate_start(&s, max));
+        }
+
+        #[test]
+        fn any_escape_agrees_with_the_characters(
+            s in "(\\PC|[\\x00-\\x1f\\x7f\\u{80}-\\u{9f}\\u{61c}\\u{200e}\\u{200f}\\u{2028}-\\u{202e}\\u{2066}-\\u{2069}…–’])*",
+            keep in proptest::bool::ANY,
+        ) {
+            proptest::prop_assert_eq!(
+                any_escape(&s, keep),
+                s.chars().any(|c| needs_escape(c, keep))
+            );
+        }
+
+        #[test]
+        fn printable_ascii_is_cut_as_any_text_is(
+            s in "[ -~]{0,60}(…|é|\\x1b|\\u{202e}|\n)?[ -~]{0,5}",
+            max in 0usize..70,
+        ) {
+            proptest::prop_assert_eq!(truncate(&s, max), reference::truncate(&s, max));
+            proptest::prop_assert_eq!(head(&s, max), reference::head(&s, max));
+            proptest::prop_assert_eq!(truncate_start(&s, max), reference::truncate_start(&s, max));
+            if is_printable_ascii(&s) {
+                proptest::prop_assert_eq!(sanitize_line(&s), s.as_str());
+            }
         }
     }
 
