@@ -415,12 +415,20 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn cutting_gives_what_a_piece_at_a_time_gives(
-            s in "(\\PC|[\\x00-\\x1f\\x7f\\u{80}-\\u{9f}\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}\\u{10000}-\\u{10ffff}]){0,40}",
-            max in 0usize..50,
+            s in proptest::prop_oneof![
+                "(\\PC|[\\x00-\\x1f\\x7f\\u{80}-\\u{9f}\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}\\u{10000}-\\u{10ffff}]){0,40}",
+                // Printable ASCII (cut by bytes), perhaps with one character
+                // that is not near the end.
+                "[ -~]{0,60}(…|é|\\x1b|\\u{202e}|\n)?[ -~]{0,5}",
+            ],
+            max in 0usize..70,
         ) {
             proptest::prop_assert_eq!(truncate(&s, max), reference::truncate(&s, max));
             proptest::prop_assert_eq!(head(&s, max), reference::head(&s, max));
             proptest::prop_assert_eq!(truncate_start(&s, max), reference::truncate_start(&s, max));
+            if is_printable_ascii(&s) {
+                proptest::prop_assert_eq!(sanitize_line(&s), s.as_str());
+            }
         }
 
         #[test]
@@ -433,17 +441,30 @@ mod tests {
                 s.chars().any(|c| needs_escape(c, keep))
             );
         }
+    }
 
-        #[test]
-        fn printable_ascii_is_cut_as_any_text_is(
-            s in "[ -~]{0,60}(…|é|\\x1b|\\u{202e}|\n)?[ -~]{0,5}",
-            max in 0usize..70,
-        ) {
-            proptest::prop_assert_eq!(truncate(&s, max), reference::truncate(&s, max));
-            proptest::prop_assert_eq!(head(&s, max), reference::head(&s, max));
-            proptest::prop_assert_eq!(truncate_start(&s, max), reference::truncate_start(&s, max));
-            if is_printable_ascii(&s) {
-                proptest::prop_assert_eq!(sanitize_line(&s), s.as_str());
+    #[test]
+    fn ascii_then_one_other_character_is_cut_as_any_text_is() {
+        // Every place of one character that is not printable ASCII after
+        // and before printable ASCII, at every width around it: where the
+        // byte cut ends and the character cut begins.
+        for special in ["", "…", "é", "\x1b", "\u{202e}", "\n", "\u{10348}"] {
+            for before in 0..12 {
+                for after in 0..3 {
+                    let s = format!("{}{special}{}", "a".repeat(before), "b".repeat(after));
+                    for max in 0..18 {
+                        assert_eq!(
+                            truncate(&s, max),
+                            reference::truncate(&s, max),
+                            "{s:?} {max}"
+                        );
+                        assert_eq!(
+                            truncate_start(&s, max),
+                            reference::truncate_start(&s, max),
+                            "{s:?} {max}"
+                        );
+                    }
+                }
             }
         }
     }
