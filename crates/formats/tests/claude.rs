@@ -677,6 +677,28 @@ fn claude_2_1_330_subagent_file_ends_on_its_final_answer() {
     assert_eq!(values(&write(&r.session)), values(&bytes));
 }
 
+/// Asserts that `shown` (read to show) has the entries, leaf and metadata
+/// of `full` (a full read), the bookkeeping for writing back aside.
+fn same_as_full_read(full: &Read, shown: &Read, what: &str) {
+    // The same problems reported (a message without content among them).
+    assert_eq!(full.diagnostics, shown.diagnostics, "{what}");
+    let (full, shown) = (&full.session, &shown.session);
+    let strip = |s: &Session| -> Vec<_> {
+        s.entries
+            .iter()
+            .map(|e| {
+                let mut e = e.clone();
+                // The native lines' bookkeeping (only for writing back).
+                e.extra.remove("agentlog:claude");
+                (e.id, e.parent_id, e.kind, e.timestamp, e.extra, e.line)
+            })
+            .collect()
+    };
+    assert_eq!(strip(full), strip(shown), "{what}");
+    assert_eq!(full.leaf_id, shown.leaf_id, "{what}");
+    assert_eq!(full.meta, shown.meta, "{what}");
+}
+
 /// Read to be shown, every real file gives the same entries as a full read
 /// (only the bookkeeping for writing lines back is left out).
 #[test]
@@ -685,10 +707,8 @@ fn reading_to_show_gives_the_same_entries() {
     for p in all_fixtures() {
         let full = FORMAT.read_path(&p).unwrap();
         let shown = FORMAT.read_path_to_show(&p).unwrap();
-        // The same problems reported (a message without content among them).
-        assert_eq!(full.diagnostics, shown.diagnostics, "{}", p.display());
-        let (full, shown) = (full.session, shown.session);
         merged += full
+            .session
             .entries
             .iter()
             .filter(|e| {
@@ -697,22 +717,112 @@ fn reading_to_show_gives_the_same_entries() {
                     .is_some_and(|b| b.to_string().contains("blocks"))
             })
             .count();
-        let strip = |s: &Session| -> Vec<_> {
-            s.entries
-                .iter()
-                .map(|e| {
-                    let mut e = e.clone();
-                    // The native lines' bookkeeping (only for writing back).
-                    e.extra.remove("agentlog:claude");
-                    (e.id, e.parent_id, e.kind, e.timestamp, e.extra, e.line)
-                })
-                .collect()
-        };
-        assert_eq!(strip(&full), strip(&shown), "{}", p.display());
-        assert_eq!(full.leaf_id, shown.leaf_id, "{}", p.display());
-        assert_eq!(full.meta, shown.meta, "{}", p.display());
+        same_as_full_read(&full, &shown, &p.display().to_string());
     }
     // Responses streamed over several lines, merged into one entry, are
     // among them.
     assert!(merged > 0);
+}
+
+/// Read to be shown, records of every shape a block or message can take,
+/// the odd ones too (content that is neither text nor blocks, a non-boolean
+/// `is_error`, images of each source, blocks missing what they need), give
+/// the entries a full read gives, and the model keeps the odd parts.
+#[test]
+fn reading_to_show_gives_the_same_entries_for_odd_shapes() {
+    let blocks = [
+        r#"{"type":"text","text":"plain"}"#,
+        r#"{"type":"text","text":42}"#,
+        r#"{"type":"thinking","thinking":"hmm","signature":"c2ln","extra":1}"#,
+        r#"{"type":"thinking","thinking":"hmm","signature":7}"#,
+        r#"{"type":"redacted_thinking","data":"xx"}"#,
+        r#"{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"},"caller":"x"}"#,
+        r#"{"type":"tool_use","id":3,"name":"Bash","input":{}}"#,
+        r#"{"type":"tool_use","id":"t2","name":"Bash"}"#,
+        r#"{"type":"tool_result","tool_use_id":"t1","content":"ok","is_error":"yes"}"#,
+        r#"{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"a"},{"type":"image","source":{"type":"url","url":"https://e.x/i.png"}}],"is_error":true}"#,
+        r#"{"type":"tool_result","tool_use_id":"t1","content":{"odd":true}}"#,
+        r#"{"type":"tool_result","tool_use_id":5,"content":"x"}"#,
+        r#"{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA=="}}"#,
+        r#"{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA==","more":1}}"#,
+        r#"{"type":"image","source":"nope"}"#,
+        r#"{"type":"fallback","from":{"model":"a"}}"#,
+        r#""bare""#,
+    ];
+    let mut lines = Vec::new();
+    let mut parent = "null".to_string();
+    let mut n = 0;
+    let mut record = |role: &str, content: &str, lines: &mut Vec<String>| {
+        n += 1;
+        let uuid = format!("00000000-0000-4000-8000-{n:012}");
+        lines.push(format!(
+            r#"{{"parentUuid":{parent},"isSidechain":false,"type":"{role}","uuid":"{uuid}","timestamp":"2025-01-01T00:00:{:02}Z","sessionId":"s","cwd":"/w","message":{{"role":"{role}","id":"msg_{n}","model":"m","content":{content},"stop_reason":null,"usage":{{"input_tokens":1,"output_tokens":2}},"kept":"x"}}}}"#,
+            n % 60
+        ));
+        parent = format!(r#""{uuid}""#);
+    };
+    for b in blocks {
+        record("assistant", &format!("[{b}]"), &mut lines);
+        record("user", &format!("[{b}]"), &mut lines);
+    }
+    record("user", r#""text content""#, &mut lines);
+    record("user", "17", &mut lines);
+    record("assistant", "null", &mut lines);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("odd.jsonl");
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    let full = FORMAT.read_path(&p).unwrap();
+    let shown = FORMAT.read_path_to_show(&p).unwrap();
+    assert_eq!(full.session.entries.len(), lines.len());
+    same_as_full_read(&full, &shown, "odd shapes");
+    // And the full read still writes every line back as it was.
+    let values = |b: &[u8]| -> Vec<Value> {
+        String::from_utf8_lossy(b)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    assert_eq!(
+        values(&write(&full.session)),
+        values(lines.join("\n").as_bytes())
+    );
+    // What the model holds of the odd ones, read either way.
+    for read in [&full, &shown] {
+        let messages: Vec<_> = read
+            .session
+            .entries
+            .iter()
+            .filter_map(|e| e.message())
+            .collect();
+        // Content that is a number stays in the message's extra.
+        let odd = messages
+            .iter()
+            .find(|m| m.id.as_deref() == Some("msg_36"))
+            .unwrap();
+        assert!(odd.content.is_empty());
+        assert_eq!(odd.extra.get("content"), Some(&serde_json::json!(17)));
+        assert_eq!(odd.extra.get("kept"), Some(&serde_json::json!("x")));
+        let block = |i: usize| &messages[i].content[0];
+        // A text block whose text is not a string is kept whole.
+        assert!(matches!(&block(2).kind, BlockKind::Other { value } if value["text"] == 42));
+        // A non-boolean is_error is kept in the block's extra.
+        let b = block(16);
+        assert!(
+            matches!(
+                &b.kind,
+                BlockKind::ToolResult {
+                    is_error: false,
+                    ..
+                }
+            ),
+            "{b:?}"
+        );
+        assert_eq!(b.extra.get("is_error"), Some(&serde_json::json!("yes")));
+        // An image with a source of three keys is kept as an image, one
+        // with more kept whole.
+        assert!(matches!(&block(24).kind, BlockKind::Image { data: Some(d), .. } if d == "AA=="));
+        assert!(matches!(&block(26).kind, BlockKind::Other { .. }));
+        // A block's own extra keys stay with it.
+        assert_eq!(block(4).extra.get("extra"), Some(&serde_json::json!(1)));
+    }
 }
