@@ -337,12 +337,8 @@ impl Rules {
             if spec.keywords.is_empty() {
                 always.push(i);
             }
+            no_empty_keyword(&what, &spec.keywords)?;
             for k in spec.keywords {
-                if k.is_empty() {
-                    return Err(RedactError::Rules {
-                        message: format!("{what}: an empty keyword"),
-                    });
-                }
                 keyword_exact.push(spec.keywords_match_case.then(|| k.as_bytes().to_vec()));
                 patterns.push(k);
                 keyword_rule.push(i);
@@ -367,11 +363,7 @@ impl Rules {
             .into_iter()
             .map(|f| {
                 let what = format!("field {}", f.id);
-                if f.keywords.iter().any(String::is_empty) {
-                    return Err(RedactError::Rules {
-                        message: format!("{what}: an empty keyword"),
-                    });
-                }
+                no_empty_keyword(&what, &f.keywords)?;
                 Ok(FieldRule {
                     keywords: f.keywords.iter().map(|k| k.to_ascii_lowercase()).collect(),
                     key: lazy(&what, &f.key)?.0,
@@ -489,6 +481,16 @@ impl Rules {
                 && !self.placeholders.iter().any(|p| p.is_match(value))
         })
     }
+}
+
+/// Refuses an empty keyword (it would be in every text) of rule `what`.
+fn no_empty_keyword(what: &str, keywords: &[String]) -> Result<(), RedactError> {
+    if keywords.iter().any(String::is_empty) {
+        return Err(RedactError::Rules {
+            message: format!("{what}: an empty keyword"),
+        });
+    }
+    Ok(())
 }
 
 /// True when `text` holds `lower` (lowercase ASCII), ASCII case-insensitively.
@@ -648,6 +650,19 @@ mod tests {
                 .unwrap_err()
                 .to_string();
         assert!(err.contains("no capture group 2"), "{err}");
+        // An empty keyword, of a text rule or of a field rule.
+        let err = Rules::parse(
+            "[[rule]]\nid = \"z\"\ndescription = \"d\"\nkeywords = [\"\"]\nregex = \"a\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("rule z: an empty keyword"), "{err}");
+        let err = Rules::parse(
+            "[[field]]\nid = \"f\"\nkeywords = [\"pass\", \"\"]\nkey = \"a\"\nvalue = \"b\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("field f: an empty keyword"), "{err}");
     }
 
     #[test]
