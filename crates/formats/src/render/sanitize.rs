@@ -124,7 +124,12 @@ fn shown_len(c: char) -> usize {
 /// is several times quicker than going through the characters (`ls` of
 /// 12,000 sessions sanitized for a tenth of its time).
 fn is_printable_ascii(s: &str) -> bool {
-    s.bytes().all(|b| (b' '..=b'~').contains(&b))
+    s.bytes().all(is_printable)
+}
+
+/// True for a printable ASCII byte (space to `~`).
+fn is_printable(b: u8) -> bool {
+    (b' '..=b'~').contains(&b)
 }
 
 /// True when some character of `s` [`needs_escape`], looking at bytes:
@@ -159,8 +164,8 @@ pub fn truncate(s: &str, max: usize) -> String {
     let plain = s
         .bytes()
         .take(max.saturating_add(1))
-        .take_while(|b| (b' '..=b'~').contains(b));
-    let plain = plain.count();
+        .take_while(|&b| is_printable(b))
+        .count();
     if plain == s.len() && s.len() <= max {
         return s.to_string();
     }
