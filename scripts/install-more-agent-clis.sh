@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the real agent CLIs whose session files agentlog reads beyond the
 # first five (OpenCode, Qwen Code, GitHub Copilot CLI, Kilo Code, Continue,
-# Cline, Factory Droid from npm; Aider, Mistral Vibe from PyPI), each pinned, each into its
-# own directory target/agents/<name>, so the conformance tests can run them
+# Cline, Factory Droid from npm; Aider and Mistral Vibe 3.x and 2.x from
+# PyPI, Vibe on the Python 3.13 of scripts/install-python313.sh), each
+# pinned, each into its own directory target/agents/<name>, so the
+# conformance tests can run them
 # against the loopback mock model server. Idempotent: an installed CLI is
 # skipped. Usage: install-more-agent-clis.sh [NAME...] (default: all).
 # A CLI that cannot be installed is reported on stderr; the script goes on
@@ -23,7 +25,10 @@ clis=(
   "cline|npm|cline@3.0.65|node_modules/.bin/cline"
   "droid|npm|@factory/cli@0.225.1 @factory/cli-linux-x64@0.225.2|node_modules/.bin/droid"
   "aider|pypi|aider-chat==0.86.2|venv/bin/aider"
-  "vibe|pypi|mistral-vibe==3.0.3|venv/bin/vibe"
+  # (Vibe 3.0.3 pins a certifi release the registry no longer serves; 2.20.0
+  # is the last 2.x that keeps sessions in the 2.x layout)
+  "vibe|pypi313|mistral-vibe==3.0.2|venv/bin/vibe"
+  "vibe2|pypi313|mistral-vibe==2.20.0|venv/bin/vibe"
 )
 
 want=("$@")
@@ -49,6 +54,20 @@ for spec in "${clis[@]}"; do
       command -v python3 >/dev/null 2>&1 || { echo "python3 is not available for $name" >&2; failed=1; continue; }
       if [ ! -x "$dir/venv/bin/pip" ]; then
         python3 -m venv "$dir/venv" || { echo "python3 -m venv failed for $name" >&2; failed=1; continue; }
+      fi
+      # shellcheck disable=SC2086
+      timeout 900 "$dir/venv/bin/pip" install -q --disable-pip-version-check $pkgs \
+        || { echo "pip could not install $pkgs" >&2; failed=1; continue; }
+      ;;
+    pypi313)
+      py=$(bash scripts/install-python313.sh) || { echo "no Python 3.13 for $name" >&2; failed=1; continue; }
+      if ! "$dir/venv/bin/python" -c 'import sys, pip; sys.exit(sys.version_info < (3, 13))' 2>/dev/null; then
+        # Debian's ensurepip looks for its wheels in the system's
+        # /usr/share/python-wheels; pip is installed from the unpacked one.
+        wheel=$(ls "$(dirname "$py")"/../share/python-wheels/pip-*.whl | head -n 1)
+        { rm -rf "$dir/venv" && "$py" -m venv --without-pip "$dir/venv" \
+          && "$dir/venv/bin/python" "$wheel/pip" install -q --no-index "$wheel"; } \
+          || { echo "could not make a Python 3.13 venv for $name" >&2; failed=1; continue; }
       fi
       # shellcheck disable=SC2086
       timeout 900 "$dir/venv/bin/pip" install -q --disable-pip-version-check $pkgs \

@@ -48,6 +48,13 @@ fn home_with_agents() -> TestEnv {
         &agent_fixtures().join("aider/0.86.2"),
         &env.home().join("projects/hello"),
     );
+    // Mistral Vibe: a 3.x store session and two 2.x sessions, in one place.
+    for version in ["3.0.2", "2.20.0"] {
+        copy_dir(
+            &agent_fixtures().join("vibe").join(version),
+            &env.home().join(".vibe"),
+        );
+    }
     env
 }
 
@@ -56,7 +63,9 @@ fn formats_lists_at_least_fifteen_agents() {
     let env = TestEnv::new();
     let r = env.run(&["formats"]);
     assert_eq!(r.status, 0, "{}", r.stderr);
-    for name in ["copilot", "opencode", "kilo", "qwen", "cline", "aider"] {
+    for name in [
+        "copilot", "opencode", "kilo", "qwen", "cline", "aider", "vibe",
+    ] {
         assert!(
             r.stdout.lines().any(|l| l.starts_with(name)),
             "{name}: {}",
@@ -81,6 +90,10 @@ fn ls_show_search_stats_find_the_new_agents() {
         "b034d159-7f8a-4e2f-b736-4b964fdc4bb1",
         "ses_df5decaf8ffeAqX67SjvHMne1P",
         "ses_df5de65a0ffeqHrm9IYOzUiHuc",
+        "\"vibe\"",
+        "2cd12d6f-ac43-862e-db7f-a994b201930f",
+        "60a7f5cd-b232-5dc0-c15f-4d298df9ae1f",
+        "b5f390ef-27ee-bd65-f490-eab616928679",
     ] {
         assert!(
             ls.stdout.contains(want),
@@ -97,9 +110,19 @@ fn ls_show_search_stats_find_the_new_agents() {
     let show = env.run(&["show", "b034d159"]);
     assert_eq!(show.status, 0, "{}", show.stderr);
     assert!(show.stdout.contains("Second turn answer from mock."));
+    let show = env.run(&["show", "2cd12d6f"]);
+    assert_eq!(show.status, 0, "{}", show.stderr);
+    for want in [
+        "thinking: I should look at the files first.",
+        "→ bash",
+        "Nothing else to add.",
+    ] {
+        assert!(show.stdout.contains(want), "{want}: {}", show.stdout);
+    }
     let search = env.run(&["search", "README"]);
     assert_eq!(search.status, 0, "{}", search.stderr);
     assert!(search.stdout.contains("b034d159"), "{}", search.stdout);
+    assert!(search.stdout.contains("2cd12d6f"), "{}", search.stdout);
     let stats = env.run(&["stats", "--json"]);
     assert_eq!(stats.status, 0, "{}", stats.stderr);
     let v: serde_json::Value = serde_json::from_str(&stats.stdout).unwrap();
@@ -147,6 +170,29 @@ fn export_and_convert_the_new_agents() {
         env.home().join("c.jsonl").to_str().unwrap(),
     ]);
     assert_eq!(conv.status, 0, "{}", conv.stderr);
+    // A Vibe 3.x session, exported and converted to Claude Code.
+    let md = env.run(&["export", "2cd12d6f", "--to", "markdown"]);
+    assert_eq!(md.status, 0, "{}", md.stderr);
+    assert!(md.stdout.contains("Nothing else to add."), "{}", md.stdout);
+    let out = env.home().join("from-vibe.jsonl");
+    let conv = env.run(&[
+        "convert",
+        "60a7f5cd",
+        "--to",
+        "claude",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(conv.status, 0, "{}", conv.stderr);
+    let show = env.run(&["show", out.to_str().unwrap()]);
+    assert_eq!(show.status, 0, "{}", show.stderr);
+    for want in [
+        "→ bash",
+        "stdout: README",
+        "There is one file here: README.",
+    ] {
+        assert!(show.stdout.contains(want), "{want}: {}", show.stdout);
+    }
 }
 
 #[test]

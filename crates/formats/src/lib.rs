@@ -61,6 +61,7 @@ pub mod opencode;
 pub mod pi;
 pub mod qwen;
 pub mod specstory;
+pub mod vibe;
 
 pub use diag::{Diagnostic, Severity};
 pub use error::FormatError;

@@ -713,3 +713,311 @@ fn droid_real_session_reads_its_prompt_answer_and_injected_context() {
         read.diagnostics
     );
 }
+
+// ---- Mistral Vibe ----
+
+const VIBE3_DIR: &str = "vibe/3.0.2/logs/session/unified/2cd12d6f-ac43-862e-db7f-a994b201930f";
+
+/// The answers' texts of `s`.
+fn answers(s: &Session) -> Vec<String> {
+    messages(s, &Role::Assistant)
+        .iter()
+        .map(|m| m.text_content())
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+#[test]
+fn vibe_3_store_reads_the_conversation_the_model_context_and_the_totals() {
+    let path = fixture(&format!("{VIBE3_DIR}/meta.json"));
+    assert_eq!(registry::detect(&path).unwrap().name(), "vibe");
+    let f = registry::by_name("vibe").unwrap();
+    let found = f.discover(&agentlog_formats::discover::DiscoverEnv {
+        roots: [("vibe".to_string(), vec![fixture("vibe/3.0.2/logs/session")])].into(),
+        ..Default::default()
+    });
+    assert_eq!(found, std::slice::from_ref(&path));
+    let read = f.read_path(&path).unwrap();
+    assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+    let s = read.session;
+    assert_eq!(s.meta.id, "2cd12d6f-ac43-862e-db7f-a994b201930f");
+    assert_eq!(s.meta.cwd.as_deref(), Some("/tmp/vb/proj"));
+    assert_eq!(s.meta.model.model.as_deref(), Some("mock-model"));
+    assert_eq!(s.prompts(), ["What files are here?", "Anything else?"]);
+    assert!(has_thinking(&s, "I should look at the files first."));
+    // The call's id and name are the model's, from the checkpoint's context
+    // (the projection names the tool `file_system.bash`).
+    assert_eq!(
+        tool_calls(&s),
+        [("call_mock_0_1".to_string(), "bash".to_string())]
+    );
+    // The result is the text the model was sent.
+    assert_eq!(
+        results(&s),
+        [(
+            "call_mock_0_1".to_string(),
+            r#"{"command":"ls","returncode":0,"stderr":"","stdout":"README\n","timed_out":false,"was_truncated":false}"#
+                .to_string()
+        )]
+    );
+    assert_eq!(
+        answers(&s),
+        ["There is one file here: README.", "Nothing else to add."]
+    );
+    // Entries carry the projection's times.
+    assert!(s.entries.iter().all(|e| e.timestamp.is_some()));
+    // The session's totals (three model calls), on the last answer.
+    let u = s.total_usage();
+    assert_eq!((u.input, u.cache_read, u.output), (24323, 0, 31));
+    let last = messages(&s, &Role::Assistant).last().unwrap().usage.clone();
+    assert_eq!(last.map(|u| u.output), Some(31));
+}
+
+/// Copies the 3.x fixture session into a temporary directory.
+fn vibe3_copy() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let to = dir.path().join("2cd12d6f-ac43-862e-db7f-a994b201930f");
+    let from = fixture(VIBE3_DIR);
+    for e in walk(&from) {
+        let t = to.join(e.strip_prefix(&from).unwrap());
+        std::fs::create_dir_all(t.parent().unwrap()).unwrap();
+        std::fs::copy(&e, t).unwrap();
+    }
+    (dir, to)
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn vibe_3_store_applies_the_journal_written_after_its_generation() {
+    // A session interrupted mid-turn: its generation holds the first two
+    // turns, the journal segment after it a third prompt, a replaced answer
+    // and the envelope's new totals, and a record from before the
+    // generation (which must not be applied again).
+    let (_dir, session) = vibe3_copy();
+    let delta = |seq: u64, ops: Value| {
+        serde_json::json!({"type": "projection_delta", "sequence": seq,
+            "payload": {"delta": ops, "watermark": seq}})
+        .to_string()
+    };
+    let entry = |id: &str, role: &str, text: &str| {
+        serde_json::json!({"id": id, "type": "message", "role": role,
+            "createdAt": 1795678970000_i64, "content": [{"type": "text", "text": text}]})
+    };
+    let journal = [
+        delta(
+            29,
+            serde_json::json!([{"op": "append_entry", "entry": entry("old", "user", "applied twice")}]),
+        ),
+        delta(
+            31,
+            serde_json::json!([
+                {"op": "append_entry", "entry": entry("u3", "user", "And the third?")},
+                {"op": "append_entry", "entry": entry("a3", "assistant", "draft")},
+                {"op": "set_envelope", "state": {"session": {"tokenUsage":
+                    {"inputTokens": 30000, "cachedInputTokens": 1000, "outputTokens": 40}}}}
+            ]),
+        ),
+        delta(
+            32,
+            serde_json::json!([
+                {"op": "replace_entry", "id": "a3", "entry": entry("a3", "assistant", "Third answer.")},
+                {"op": "remove_entry", "id": "assistant-04ea40eb-3c7d-5233-a28f-ea12bbf11901"},
+                {"op": "rewind", "to": 3}
+            ]),
+        ),
+    ]
+    .join("\n");
+    std::fs::write(
+        session.join("journal/0000000000000030.jsonl"),
+        journal + "\n",
+    )
+    .unwrap();
+    let f = registry::by_name("vibe").unwrap();
+    let read = f.read_path(&session.join("meta.json")).unwrap();
+    let s = read.session;
+    assert_eq!(
+        s.prompts(),
+        ["What files are here?", "Anything else?", "And the third?"]
+    );
+    assert_eq!(
+        answers(&s),
+        ["There is one file here: README.", "Third answer."]
+    );
+    let u = s.total_usage();
+    assert_eq!((u.input, u.cache_read, u.output), (29000, 1000, 40));
+    // The op it does not know is reported with its line.
+    let d: Vec<_> = read.diagnostics.iter().map(|d| (d.code, d.line)).collect();
+    assert_eq!(d, [("unknown-delta", Some(3))]);
+}
+
+#[test]
+fn vibe_3_store_reads_nothing_outside_the_session_directory() {
+    // A manifest naming chunks and a journal by paths that leave the
+    // session's directory, and a CURRENT naming a generation by a path:
+    // none is followed; each is reported.
+    let (dir, session) = vibe3_copy();
+    std::fs::write(
+        dir.path().join("secret.json"),
+        r#"[{"id":"x","type":"message","role":"user","content":[{"type":"text","text":"SECRET"}]}]"#,
+    )
+    .unwrap();
+    let manifest = session.join("generations/0000000000000029/manifest.json");
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    m["projection_state"]["chunks"] = serde_json::json!(["../../secret"]);
+    m["recovery_journal_segment"]["path"] = Value::from("../secret.json");
+    std::fs::write(&manifest, m.to_string()).unwrap();
+    let f = registry::by_name("vibe").unwrap();
+    let read = f.read_path(&session.join("meta.json")).unwrap();
+    assert!(read.session.prompts().is_empty());
+    let codes: Vec<&str> = read.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["bad-chunk", "bad-journal"]);
+
+    let current = session.join("CURRENT");
+    std::fs::write(&current, r#"{"generation":"../../x"}"#).unwrap();
+    let read = f.read_path(&session.join("meta.json")).unwrap();
+    let codes: Vec<&str> = read.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["bad-generation"]);
+    assert_eq!(read.session.meta.cwd.as_deref(), Some("/tmp/vb/proj"));
+}
+
+#[test]
+fn vibe_2_sessions_read_every_message_and_their_totals() {
+    let root = fixture("vibe/2.20.0/logs/session");
+    let f = registry::by_name("vibe").unwrap();
+    let mut found = f.discover(&agentlog_formats::discover::DiscoverEnv {
+        roots: [("vibe".to_string(), vec![root.clone()])].into(),
+        ..Default::default()
+    });
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            root.join("session_20261126_074431_60a7f5cd/messages.jsonl"),
+            root.join("session_20261126_074433_b5f390ef/messages.jsonl"),
+        ]
+    );
+    for p in &found {
+        assert_eq!(registry::detect(p).unwrap().name(), "vibe");
+    }
+    let first = f.read_path(&found[0]).unwrap();
+    assert!(first.diagnostics.is_empty(), "{:?}", first.diagnostics);
+    let s = first.session;
+    assert_eq!(s.meta.id, "60a7f5cd-b232-5dc0-c15f-4d298df9ae1f");
+    assert_eq!(s.meta.title.as_deref(), Some("What files are here?"));
+    assert_eq!(s.meta.cwd.as_deref(), Some("/tmp/vb/proj"));
+    assert_eq!(s.meta.model.model.as_deref(), Some("mock-model"));
+    assert_eq!(s.prompts(), ["What files are here?"]);
+    assert!(has_thinking(&s, "I should look at the files first."));
+    assert_eq!(
+        tool_calls(&s),
+        [("call_mock_6_1".to_string(), "bash".to_string())]
+    );
+    assert_eq!(
+        results(&s),
+        [(
+            "call_mock_6_1".to_string(),
+            "command: ls\nstdout: README\n\nstderr: \nreturncode: 0".to_string()
+        )]
+    );
+    let call = s.entries[1].message().unwrap();
+    assert_eq!(
+        call.tool_calls().next().map(|(_, _, input)| input.clone()),
+        Some(serde_json::json!({"command": "ls"}))
+    );
+    assert_eq!(answers(&s), ["There is one file here: README."]);
+    let u = s.total_usage();
+    assert_eq!((u.input, u.output), (12045, 24));
+
+    // The session `--continue` started holds the whole conversation and
+    // the usage of its own run.
+    let s = f.read_path(&found[1]).unwrap().session;
+    assert_eq!(s.prompts(), ["What files are here?", "Anything else?"]);
+    assert_eq!(
+        answers(&s),
+        ["There is one file here: README.", "Nothing else to add."]
+    );
+    let u = s.total_usage();
+    assert_eq!((u.input, u.output), (6095, 7));
+}
+
+#[test]
+fn vibe_2_lines_that_are_not_messages_are_kept_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("session_20260101_000000_abcdef12");
+    std::fs::create_dir_all(&d).unwrap();
+    let p = d.join("messages.jsonl");
+    std::fs::write(
+        &p,
+        "{\"role\":\"user\",\"content\":\"hi\"}\n[1,2]\n{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"id\":\"c1\",\"function\":{\"name\":\"bash\",\"arguments\":\"not json\"}}]}\n{\"role\":\"user\",\n",
+    )
+    .unwrap();
+    let read = registry::by_name("vibe").unwrap().read_path(&p).unwrap();
+    let s = &read.session;
+    // No meta.json: the id is the directory's.
+    assert_eq!(s.meta.id, "abcdef12");
+    assert!(
+        matches!(&s.entries[1].kind, EntryKind::Unknown { raw, .. } if raw == &serde_json::json!([1, 2]))
+    );
+    assert_eq!(
+        s.entries[2]
+            .message()
+            .unwrap()
+            .tool_calls()
+            .next()
+            .map(|(_, _, i)| i.clone()),
+        Some(Value::from("not json"))
+    );
+    let mut d: Vec<_> = read.diagnostics.iter().map(|d| (d.line, d.code)).collect();
+    d.sort();
+    assert_eq!(
+        d,
+        [
+            (None, "no-meta"),
+            (Some(2), "unknown-record"),
+            (Some(4), "invalid-json")
+        ]
+    );
+}
+
+#[test]
+fn vibe_drift_names_unknown_entries_and_fields_and_nothing_in_the_real_files() {
+    let f = registry::by_name("vibe").unwrap();
+    for p in [
+        fixture(&format!("{VIBE3_DIR}/meta.json")),
+        fixture("vibe/2.20.0/logs/session/session_20261126_074431_60a7f5cd/messages.jsonl"),
+        fixture("vibe/2.20.0/logs/session/session_20261126_074433_b5f390ef/messages.jsonl"),
+    ] {
+        let read = f.read_path(&p).unwrap();
+        assert!(
+            f.drift(&read).is_empty(),
+            "{}: {:?}",
+            p.display(),
+            f.drift(&read)
+        );
+    }
+    let (_dir, session) = vibe3_copy();
+    let chunk = session
+        .join("chunks/ab49e3706a066cf3ac2e0b8ae7b40ea777174833c396fa76848cb4831c5457ba.json");
+    let mut entries: Value = serde_json::from_slice(&std::fs::read(&chunk).unwrap()).unwrap();
+    entries[0]["voice"] = Value::Bool(true);
+    entries
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"id": "n1", "type": "notice", "text": "hello"}));
+    std::fs::write(&chunk, entries.to_string()).unwrap();
+    let read = f.read_path(&session.join("meta.json")).unwrap();
+    let names: Vec<String> = f.drift(&read).into_iter().map(|d| d.name).collect();
+    assert_eq!(names, ["notice", "message.voice"]);
+}

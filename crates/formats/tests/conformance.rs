@@ -86,6 +86,13 @@ const SAMPLES: &[(&str, &[&str])] = &[
             "shared/native/secondary/droid/as-stream_json_small.jsonl",
         ],
     ),
+    (
+        "vibe",
+        &[
+            "crates/formats/tests/fixtures/vibe/3.0.2/logs/session",
+            "crates/formats/tests/fixtures/vibe/2.20.0/logs/session",
+        ],
+    ),
 ];
 
 /// Formats whose writer gives back a file it read as the same JSON values,

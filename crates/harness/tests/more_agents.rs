@@ -737,3 +737,153 @@ fn droid_resumes_a_session_agentlog_converted() {
         "{prompts:?}"
     );
 }
+
+// ---- Mistral Vibe ----
+
+/// A Vibe command whose one provider is the mock server (`config.toml` in
+/// `~/.vibe`), with telemetry, update checks and experiments off.
+fn vibe_cmd(bin: &Path, home: &Path, cwd: &Path, url: &str) -> Command {
+    let config = format!(
+        "active_model = \"mock\"\nenable_telemetry = false\nenable_update_checks = false\n\
+         [experiments]\nenable = false\n\
+         [[providers]]\nname = \"mock\"\napi_base = \"{url}/v1\"\napi_key_env_var = \"MOCK_API_KEY\"\n\
+         [[models]]\nname = \"mock-model\"\nprovider = \"mock\"\nalias = \"mock\"\n"
+    );
+    std::fs::create_dir_all(home.join(".vibe")).unwrap();
+    std::fs::write(home.join(".vibe/config.toml"), config).unwrap();
+    let mut c = command(bin, home, cwd, None);
+    c.env("MOCK_API_KEY", "sk-mock");
+    c
+}
+
+/// Runs the listing conversation in Vibe (`extra` are the version's flags)
+/// and returns the mock server, the replies and the sessions found.
+fn vibe_listing(
+    name: &str,
+    extra: &[&str],
+    home: &Path,
+    cwd: &Path,
+) -> Option<(MockServer, Vec<Vec<Part>>, Vec<PathBuf>)> {
+    let bin = cli(name, "venv/bin/vibe")?;
+    let (script, replies) = listing_script("bash", json!({"command": "ls"}));
+    let server = MockServer::start(script).unwrap();
+    let mut c = vibe_cmd(&bin, home, cwd, &server.url());
+    c.args(["-p", "What files are here?", "--auto-approve"])
+        .args(extra);
+    run(c, "vibe -p");
+    let mut c = vibe_cmd(&bin, home, cwd, &server.url());
+    c.args(["-c", "-p", "Anything else?", "--auto-approve"])
+        .args(extra);
+    run(c, "vibe -c -p");
+    let f = registry::by_name("vibe").unwrap();
+    let mut found = sessions(f, home, &[]);
+    found.sort();
+    Some((server, replies, found))
+}
+
+/// The tool results the model received.
+fn sent_results(server: &MockServer) -> Vec<String> {
+    server
+        .requests()
+        .iter()
+        .flat_map(|q| q.items())
+        .filter_map(|i| match i {
+            Item::ToolResult { output } => Some(output),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Checks what both Vibe layouts must give of the listing conversation in
+/// `s`: the prompts, thinking, the call, its result as the model received
+/// it and the answers.
+fn check_vibe_conversation(s: &Session, server: &MockServer) {
+    assert_eq!(
+        texts(s, &Role::User),
+        ["What files are here?", "Anything else?"]
+    );
+    assert_eq!(thinking_texts(s), ["I should look at the files first."]);
+    assert_eq!(calls(s), [("bash".to_string(), json!({"command": "ls"}))]);
+    let r = results(s);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(
+        sent_results(server).contains(&r[0]),
+        "result {:?} is not what the model received: {:?}",
+        r[0],
+        sent_results(server)
+    );
+    assert_eq!(
+        texts(s, &Role::Assistant),
+        ["There is one file here: README.", "Nothing else to add."]
+    );
+}
+
+/// The tokens the mock reported for `replies`: (input of every model call,
+/// output with reasoning).
+fn reported(server: &MockServer, replies: &[Vec<Part>]) -> (u64, u64) {
+    let input = server.turns().iter().map(request_tokens).sum();
+    let output = replies
+        .iter()
+        .map(|r| {
+            let (o, t) = reply_tokens(r);
+            o + t
+        })
+        .sum();
+    (input, output)
+}
+
+#[test]
+fn vibe_3_sessions_are_read_completely() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let Some((server, replies, found)) = vibe_listing("vibe", &["--trust"], &home, &cwd) else {
+        return;
+    };
+    // One session, continued: its store under unified/<id>/.
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].ends_with("meta.json"), "{found:?}");
+    let f = registry::by_name("vibe").unwrap();
+    let read = f.read_path(&found[0]).unwrap();
+    assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+    assert!(f.drift(&read).is_empty(), "{:?}", f.drift(&read));
+    let s = &read.session;
+    assert_eq!(s.meta.cwd.as_deref(), Some(cwd.to_str().unwrap()));
+    check_vibe_conversation(s, &server);
+    // The session's totals are every model call's, as the mock reported.
+    let u = s.total_usage();
+    assert_eq!(
+        (u.input + u.cache_read, u.output),
+        reported(&server, &replies)
+    );
+}
+
+#[test]
+fn vibe_2_sessions_are_read_completely() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let Some((server, replies, found)) = vibe_listing("vibe2", &[], &home, &cwd) else {
+        return;
+    };
+    // 2.x: `-c` starts a second session holding the whole conversation.
+    assert_eq!(found.len(), 2, "{found:?}");
+    let f = registry::by_name("vibe").unwrap();
+    let reads: Vec<_> = found.iter().map(|p| f.read_path(p).unwrap()).collect();
+    for r in &reads {
+        assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+        assert!(f.drift(r).is_empty(), "{:?}", f.drift(r));
+        assert_eq!(r.session.meta.cwd.as_deref(), Some(cwd.to_str().unwrap()));
+    }
+    let whole = reads
+        .iter()
+        .find(|r| r.session.prompts().len() == 2)
+        .expect("the continued session");
+    check_vibe_conversation(&whole.session, &server);
+    // Each session has its own run's totals; together every model call's.
+    let (input, output) = reads.iter().fold((0, 0), |(i, o), r| {
+        let u = r.session.total_usage();
+        (i + u.input + u.cache_read, o + u.output)
+    });
+    assert_eq!((input, output), reported(&server, &replies));
+}
