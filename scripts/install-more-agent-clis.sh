@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the real agent CLIs whose session files agentlog reads beyond the
 # first five (OpenCode, Qwen Code, GitHub Copilot CLI, Kilo Code, Continue,
-# Cline, Factory Droid from npm; Aider and Mistral Vibe 3.x and 2.x from
-# PyPI, Vibe on the Python 3.13 of scripts/install-python313.sh), each
+# Cline, Factory Droid from npm; Aider, Mistral Vibe 3.x and 2.x and Kimi
+# Code CLI from PyPI, Vibe and Kimi on the Python 3.13 of scripts/install-python313.sh), each
 # pinned, each into its own directory target/agents/<name>, so the
 # conformance tests can run them
 # against the loopback mock model server. Idempotent: an installed CLI is
@@ -29,6 +29,8 @@ clis=(
   # is the last 2.x that keeps sessions in the 2.x layout)
   "vibe|pypi313|mistral-vibe==3.0.2|venv/bin/vibe"
   "vibe2|pypi313|mistral-vibe==2.20.0|venv/bin/vibe"
+  # (kimi-cli 1.52.0 only prints that it is no longer maintained)
+  "kimi|pypi313|kimi-cli==1.51.0|venv/bin/kimi"
 )
 
 want=("$@")

@@ -55,6 +55,10 @@ fn home_with_agents() -> TestEnv {
             &env.home().join(".vibe"),
         );
     }
+    copy_dir(
+        &agent_fixtures().join("kimi/1.51.0"),
+        &env.home().join(".kimi"),
+    );
     env
 }
 
@@ -94,6 +98,8 @@ fn ls_show_search_stats_find_the_new_agents() {
         "2cd12d6f-ac43-862e-db7f-a994b201930f",
         "60a7f5cd-b232-5dc0-c15f-4d298df9ae1f",
         "b5f390ef-27ee-bd65-f490-eab616928679",
+        "\"kimi\"",
+        "37a91d42-cd7b-40eb-93cf-8db96f4297a4",
     ] {
         assert!(
             ls.stdout.contains(want),
@@ -123,6 +129,7 @@ fn ls_show_search_stats_find_the_new_agents() {
     assert_eq!(search.status, 0, "{}", search.stderr);
     assert!(search.stdout.contains("b034d159"), "{}", search.stdout);
     assert!(search.stdout.contains("2cd12d6f"), "{}", search.stdout);
+    assert!(search.stdout.contains("37a91d42"), "{}", search.stdout);
     let stats = env.run(&["stats", "--json"]);
     assert_eq!(stats.status, 0, "{}", stats.stderr);
     let v: serde_json::Value = serde_json::from_str(&stats.stdout).unwrap();

@@ -27,6 +27,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub(crate) mod chat;
 pub mod diag;
 pub mod discover;
 pub mod drift;
@@ -57,6 +58,7 @@ pub mod droid;
 pub mod gemini;
 pub mod jido;
 pub mod json;
+pub mod kimi;
 pub mod opencode;
 pub mod pi;
 pub mod qwen;

@@ -1021,3 +1021,82 @@ fn vibe_drift_names_unknown_entries_and_fields_and_nothing_in_the_real_files() {
     let names: Vec<String> = f.drift(&read).into_iter().map(|d| d.name).collect();
     assert_eq!(names, ["notice", "message.voice"]);
 }
+
+// ---- Kimi Code CLI ----
+
+#[test]
+fn kimi_session_reads_turns_calls_usage_per_answer_and_its_work_dir() {
+    let root = fixture("kimi/1.51.0/sessions");
+    let path = root.join(
+        "9dc6e0b349ae13d4ba240d4bd53100f2/37a91d42-cd7b-40eb-93cf-8db96f4297a4/context.jsonl",
+    );
+    assert_eq!(registry::detect(&path).unwrap().name(), "kimi");
+    let f = registry::by_name("kimi").unwrap();
+    let found = f.discover(&agentlog_formats::discover::DiscoverEnv {
+        roots: [("kimi".to_string(), vec![root])].into(),
+        ..Default::default()
+    });
+    assert_eq!(found, std::slice::from_ref(&path));
+    let read = f.read_path(&path).unwrap();
+    assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+    assert!(f.drift(&read).is_empty(), "{:?}", f.drift(&read));
+    let s = read.session;
+    assert_eq!(s.meta.id, "37a91d42-cd7b-40eb-93cf-8db96f4297a4");
+    // The folder is the MD5 of the work directory kimi.json names.
+    assert_eq!(s.meta.cwd.as_deref(), Some("/tmp/kproj"));
+    assert_eq!(s.meta.title.as_deref(), Some("What files are here?"));
+    assert_eq!(s.prompts(), ["What files are here?", "Anything else?"]);
+    let system = messages(&s, &Role::System);
+    assert_eq!(system.len(), 1);
+    assert_eq!(system[0].injected.as_deref(), Some("system_prompt"));
+    assert!(has_thinking(&s, "I should look at the files first."));
+    assert_eq!(
+        tool_calls(&s),
+        [("call_mock_0_1".to_string(), "Shell".to_string())]
+    );
+    let r = results(&s);
+    assert_eq!(r.len(), 1);
+    assert!(r[0].1.contains("README"), "{r:?}");
+    assert_eq!(
+        answers(&s),
+        ["There is one file here: README.", "Nothing else to add."]
+    );
+    // Each answer has its model call's usage and response id from the wire.
+    let usage: Vec<(u64, u64, Option<String>)> = messages(&s, &Role::Assistant)
+        .iter()
+        .map(|m| {
+            let u = m.usage.clone().unwrap();
+            (u.input, u.output, m.id.clone())
+        })
+        .collect();
+    assert_eq!(
+        usage,
+        [
+            (12188, 15, Some("chatcmpl-mock-0".to_string())),
+            (12282, 9, Some("chatcmpl-mock-1".to_string())),
+            (12309, 7, Some("chatcmpl-mock-2".to_string())),
+        ]
+    );
+    // Kimi's own records are kept as events.
+    let events = s
+        .entries
+        .iter()
+        .filter(|e| matches!(&e.kind, EntryKind::Event { event_type, .. } if event_type == "checkpoint" || event_type == "usage"))
+        .count();
+    assert_eq!(events, 11);
+}
+
+#[test]
+fn kimi_drift_names_an_unknown_record_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("context.jsonl");
+    std::fs::write(
+        &p,
+        "{\"role\":\"_checkpoint\",\"id\":0}\n{\"role\":\"_hologram\",\"x\":1}\n{\"role\":\"user\",\"content\":\"hi\",\"voice\":true}\n",
+    )
+    .unwrap();
+    let f = registry::by_name("kimi").unwrap();
+    let read = f.read_path(&p).unwrap();
+    let names: Vec<String> = f.drift(&read).into_iter().map(|d| d.name).collect();
+    assert_eq!(names, ["hologram", "message.voice"]);
+}

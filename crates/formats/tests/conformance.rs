@@ -93,6 +93,7 @@ const SAMPLES: &[(&str, &[&str])] = &[
             "crates/formats/tests/fixtures/vibe/2.20.0/logs/session",
         ],
     ),
+    ("kimi", &["crates/formats/tests/fixtures/kimi/1.51.0/sessions"]),
 ];
 
 /// Formats whose writer gives back a file it read as the same JSON values,

@@ -197,6 +197,18 @@ fn sessions(format: &dyn Format, home: &Path, vars: &[(&str, &Path)]) -> Vec<Pat
 /// Checks a session generated with [`listing_script`]: prompts, thinking,
 /// the call and its result, the answers, and the usage of every turn.
 fn check_listing(s: &Session, server: &MockServer, replies: &[Vec<Part>], shell: &str) {
+    check_listing_as(s, server, replies, shell, true);
+}
+
+/// As [`check_listing`]; `reasoning_split` is false for agents that keep
+/// only the output tokens, reasoning included (the mock reports both).
+fn check_listing_as(
+    s: &Session,
+    server: &MockServer,
+    replies: &[Vec<Part>],
+    shell: &str,
+    reasoning_split: bool,
+) {
     let users = texts(s, &Role::User);
     assert!(
         users.iter().any(|u| u.contains("What files are here?")),
@@ -286,7 +298,7 @@ fn check_listing(s: &Session, server: &MockServer, replies: &[Vec<Part>], shell:
     let think: u64 = replies.iter().map(|r| reply_tokens(r).1).sum();
     assert_eq!(
         usages.iter().map(|u| u.reasoning).sum::<u64>(),
-        think,
+        if reasoning_split { think } else { 0 },
         "reasoning tokens"
     );
 }
@@ -886,4 +898,47 @@ fn vibe_2_sessions_are_read_completely() {
         (i + u.input + u.cache_read, o + u.output)
     });
     assert_eq!((input, output), reported(&server, &replies));
+}
+
+// ---- Kimi Code CLI ----
+
+/// A Kimi command whose one provider is the mock server (`config.toml` in
+/// `~/.kimi`, telemetry off).
+fn kimi_cmd(bin: &Path, home: &Path, cwd: &Path, url: &str) -> Command {
+    let config = format!(
+        "default_model = \"mock\"\ntelemetry = false\n\
+         [providers.mock]\ntype = \"openai_legacy\"\nbase_url = \"{url}/v1\"\napi_key = \"sk-mock\"\n\
+         [models.mock]\nprovider = \"mock\"\nmodel = \"mock-model\"\nmax_context_size = 100000\n"
+    );
+    std::fs::create_dir_all(home.join(".kimi")).unwrap();
+    std::fs::write(home.join(".kimi/config.toml"), config).unwrap();
+    command(bin, home, cwd, None)
+}
+
+#[test]
+fn kimi_sessions_are_read_completely() {
+    let Some(bin) = cli("kimi", "venv/bin/kimi") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let (script, replies) = listing_script("Shell", json!({"command": "ls"}));
+    let server = MockServer::start(script).unwrap();
+    let mut c = kimi_cmd(&bin, &home, &cwd, &server.url());
+    c.args(["--print", "-p", "What files are here?", "--yolo"]);
+    run(c, "kimi --print");
+    let mut c = kimi_cmd(&bin, &home, &cwd, &server.url());
+    c.args(["--print", "-C", "-p", "Anything else?", "--yolo"]);
+    run(c, "kimi --print -C");
+    let f = registry::by_name("kimi").unwrap();
+    let found = sessions(f, &home, &[]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let read = f.read_path(&found[0]).unwrap();
+    assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+    assert!(f.drift(&read).is_empty(), "{:?}", f.drift(&read));
+    let s = &read.session;
+    assert_eq!(s.meta.cwd.as_deref(), Some(cwd.to_str().unwrap()));
+    // Kimi keeps the output tokens with the reasoning in them, unsplit.
+    check_listing_as(s, &server, &replies, "Shell", false);
 }

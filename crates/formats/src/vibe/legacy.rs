@@ -1,13 +1,12 @@
 //! Reads a Vibe 2.x session: `messages.jsonl` (a chat message a line) and
 //! the `meta.json` beside it.
 
-use super::wire::{apply_meta, num, put_total_usage, read_meta, take_string, META};
+use super::wire::{apply_meta, num, put_total_usage, read_meta, META};
 use super::FORMAT_NAME;
+use crate::chat::message_entry;
 use crate::{Diagnostic, FormatError, Read};
-use agentlog_model::{
-    Block, BlockKind, Entry, EntryKind, Extra, Message, Role, Session, SessionMeta, Usage,
-};
-use serde_json::{Map, Value};
+use agentlog_model::{Entry, EntryKind, Session, SessionMeta, Usage};
+use serde_json::Value;
 use std::path::Path;
 
 /// Reads the `messages.jsonl` at `path`, whose bytes are `bytes`.
@@ -46,7 +45,9 @@ pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
     let mut session = Session::new(meta);
     for (n, v) in crate::jsonl::parse_values(path, bytes, &mut diags) {
         let mut e = match v {
-            Value::Object(m) if m.get("role").is_some_and(Value::is_string) => message_entry(m, n),
+            Value::Object(m) if m.get("role").is_some_and(Value::is_string) => {
+                message_entry(m, n, "vibe")
+            }
             other => {
                 diags.push(Diagnostic::warning(
                     path,
@@ -73,105 +74,4 @@ pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         session,
         diagnostics: diags,
     })
-}
-
-/// One chat message (`role`, `content`, `reasoning_content`, `tool_calls`,
-/// `tool_call_id`, `name`, `message_id`, `injected`) as an entry; other
-/// fields are kept.
-pub(super) fn message_entry(mut m: Map<String, Value>, n: u64) -> Entry {
-    let role = Role::parse(m.get("role").and_then(Value::as_str).unwrap_or(""));
-    m.remove("role");
-    let mut msg = Message::new(role);
-    let id = take_string(&mut m, "message_id").unwrap_or_else(|| format!("l{n}"));
-    if m.get("reasoning_content").is_some_and(Value::is_string) {
-        let text = take_string(&mut m, "reasoning_content").unwrap_or_default();
-        let signature = take_string(&mut m, "reasoning_signature");
-        msg.content.push(Block::thinking(text, signature));
-    }
-    match m.remove("content") {
-        Some(Value::String(s)) if !s.is_empty() || msg.role != Role::Assistant => {
-            if msg.role == Role::Tool {
-                msg.content.push(Block::tool_result(
-                    m.get("tool_call_id")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                    vec![Block::text(s)],
-                    false,
-                ));
-            } else {
-                msg.content.push(Block::text(s));
-                msg.content_is_text = msg.content.len() == 1;
-            }
-        }
-        Some(Value::Array(parts)) => msg.content.extend(parts.into_iter().map(part)),
-        Some(other) => {
-            m.insert("content".into(), other);
-        }
-        None => {}
-    }
-    if let Some(Value::Array(calls)) = m.remove("tool_calls") {
-        msg.content.extend(calls.into_iter().map(tool_call));
-    }
-    if msg.role == Role::Tool {
-        msg.tool_call_id = take_string(&mut m, "tool_call_id");
-        msg.tool_name = take_string(&mut m, "name");
-    }
-    if m.get("injected") == Some(&Value::Bool(true)) {
-        msg.injected = Some("vibe".into());
-    }
-    msg.extra = m;
-    Entry::new(id, None, EntryKind::Message(msg))
-}
-
-/// A content part of a multimodal message.
-fn part(v: Value) -> Block {
-    match v {
-        Value::Object(mut b)
-            if b.get("type").and_then(Value::as_str) == Some("text")
-                && b.get("text").is_some_and(Value::is_string) =>
-        {
-            let text = take_string(&mut b, "text").unwrap_or_default();
-            b.remove("type");
-            Block {
-                kind: BlockKind::Text { text },
-                extra: b,
-            }
-        }
-        other => Block {
-            kind: BlockKind::Other { value: other },
-            extra: Extra::new(),
-        },
-    }
-}
-
-/// An OpenAI-style tool call: `{id, function: {name, arguments}, …}`; the
-/// arguments string is parsed when it is JSON and kept as a string if not.
-fn tool_call(v: Value) -> Block {
-    let Value::Object(mut c) = v else {
-        return Block {
-            kind: BlockKind::Other { value: v },
-            extra: Extra::new(),
-        };
-    };
-    let Some(Value::Object(mut f)) = c.remove("function") else {
-        return Block {
-            kind: BlockKind::Other {
-                value: Value::Object(c),
-            },
-            extra: Extra::new(),
-        };
-    };
-    let name = take_string(&mut f, "name").unwrap_or_default();
-    let input = match f.remove("arguments") {
-        Some(Value::String(s)) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
-        Some(other) => other,
-        None => Value::Null,
-    };
-    let id = take_string(&mut c, "id");
-    if !f.is_empty() {
-        c.insert("function".into(), Value::Object(f));
-    }
-    let mut b = Block::tool_call(id, name, input);
-    b.extra = c;
-    b
 }

@@ -70,16 +70,7 @@ pub(super) fn num(v: Option<&Value>) -> u64 {
     v.and_then(Value::as_u64).unwrap_or(0)
 }
 
-pub(super) fn take_string(m: &mut Map<String, Value>, k: &str) -> Option<String> {
-    match m.remove(k) {
-        Some(Value::String(s)) => Some(s),
-        Some(other) => {
-            m.insert(k.to_string(), other);
-            None
-        }
-        None => None,
-    }
-}
+pub(super) use crate::chat::take_string;
 
 /// Fills `meta` from a parsed `meta.json` and keeps the whole document in
 /// `meta.extra["meta_file"]`.
