@@ -107,6 +107,7 @@ pub fn resume(
         write_file_with(&plan.path, Existing::Refuse, |w: &mut dyn Write| {
             w.write_all(&bytes).map_err(|e| ApiError::io(&plan.path, e))
         })?;
+        target.register_resumed(&session, &plan, &settings.env)?;
     }
     let command = match &plan.cwd {
         Some(dir) => format!(

@@ -6,6 +6,18 @@
 use agentlog_model::{Block, BlockKind, Entry, EntryKind, Extra, Message, Role};
 use serde_json::{Map, Value};
 
+/// Entry extra: the message had no `message_id` (its id was made up).
+pub(crate) const SYNTHETIC_ID: &str = "$synthetic_id";
+/// Block extra: thinking read from `reasoning_content`, not from a part.
+const REASONING_CONTENT: &str = "$reasoning_content";
+/// Block extra: a `tool_calls` item that is not a call, kept as it was.
+const IN_TOOL_CALLS: &str = "$in_tool_calls";
+/// Block extra: a call's `arguments` string as written, when writing the
+/// parsed value back would not give it.
+const RAW_ARGUMENTS: &str = "$raw_arguments";
+/// Block extra: a call's `arguments` was a JSON value, not a string.
+const ARGS_NOT_STRING: &str = "$arguments_not_string";
+
 pub(crate) fn take_string(m: &mut Map<String, Value>, k: &str) -> Option<String> {
     match m.remove(k) {
         Some(Value::String(s)) => Some(s),
@@ -24,11 +36,15 @@ pub(crate) fn message_entry(mut m: Map<String, Value>, n: u64, agent: &str) -> E
     let role = Role::parse(m.get("role").and_then(Value::as_str).unwrap_or(""));
     m.remove("role");
     let mut msg = Message::new(role);
-    let id = take_string(&mut m, "message_id").unwrap_or_else(|| format!("l{n}"));
+    let native_id = take_string(&mut m, "message_id");
+    let synthetic = native_id.is_none();
+    let id = native_id.unwrap_or_else(|| format!("l{n}"));
     if m.get("reasoning_content").is_some_and(Value::is_string) {
         let text = take_string(&mut m, "reasoning_content").unwrap_or_default();
         let signature = take_string(&mut m, "reasoning_signature");
-        msg.content.push(Block::thinking(text, signature));
+        let mut b = Block::thinking(text, signature);
+        b.extra.insert(REASONING_CONTENT.into(), Value::Bool(true));
+        msg.content.push(b);
     }
     match m.remove("content") {
         Some(Value::String(s)) if !s.is_empty() || msg.role != Role::Assistant => {
@@ -42,8 +58,11 @@ pub(crate) fn message_entry(mut m: Map<String, Value>, n: u64, agent: &str) -> E
                 ));
             } else {
                 msg.content.push(Block::text(s));
-                msg.content_is_text = msg.content.len() == 1;
             }
+            msg.content_is_text = true;
+        }
+        Some(Value::Array(parts)) if parts.is_empty() => {
+            m.insert("content".into(), Value::Array(parts));
         }
         Some(Value::Array(parts)) if msg.role == Role::Tool => {
             msg.content.push(Block::tool_result(
@@ -60,8 +79,14 @@ pub(crate) fn message_entry(mut m: Map<String, Value>, n: u64, agent: &str) -> E
         }
         None => {}
     }
-    if let Some(Value::Array(calls)) = m.remove("tool_calls") {
-        msg.content.extend(calls.into_iter().map(tool_call));
+    match m.remove("tool_calls") {
+        Some(Value::Array(calls)) if !calls.is_empty() => {
+            msg.content.extend(calls.into_iter().map(tool_call));
+        }
+        Some(other) => {
+            m.insert("tool_calls".into(), other);
+        }
+        None => {}
     }
     if msg.role == Role::Tool {
         msg.tool_call_id = take_string(&mut m, "tool_call_id");
@@ -71,7 +96,11 @@ pub(crate) fn message_entry(mut m: Map<String, Value>, n: u64, agent: &str) -> E
         msg.injected = Some(agent.into());
     }
     msg.extra = m;
-    Entry::new(id, None, EntryKind::Message(msg))
+    let mut e = Entry::new(id, None, EntryKind::Message(msg));
+    if synthetic {
+        e.extra.insert(SYNTHETIC_ID.into(), Value::Bool(true));
+    }
+    e
 }
 
 /// A content part of a multimodal message.
@@ -109,24 +138,40 @@ fn part(v: Value) -> Block {
 /// An OpenAI-style tool call: `{id, function: {name, arguments}, …}`; the
 /// arguments string is parsed when it is JSON and kept as a string if not.
 fn tool_call(v: Value) -> Block {
-    let Value::Object(mut c) = v else {
-        return Block {
-            kind: BlockKind::Other { value: v },
-            extra: Extra::new(),
-        };
+    let odd = |value: Value| Block {
+        kind: BlockKind::Other { value },
+        extra: [(IN_TOOL_CALLS.to_string(), Value::Bool(true))]
+            .into_iter()
+            .collect(),
     };
+    let Value::Object(mut c) = v else {
+        return odd(v);
+    };
+    if !c.get("function").is_some_and(Value::is_object) {
+        return odd(Value::Object(c));
+    }
     let Some(Value::Object(mut f)) = c.remove("function") else {
-        return Block {
-            kind: BlockKind::Other {
-                value: Value::Object(c),
-            },
-            extra: Extra::new(),
-        };
+        return odd(Value::Object(c));
     };
     let name = take_string(&mut f, "name").unwrap_or_default();
+    // The arguments string, parsed; kept as written when writing the parsed
+    // value would not give it back.
+    let mut raw = None;
     let input = match f.remove("arguments") {
-        Some(Value::String(s)) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
-        Some(other) => other,
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(&s) {
+            Ok(v) => {
+                let written = serde_json::to_string(&v).unwrap_or_default();
+                if written != s {
+                    raw = Some(s);
+                }
+                v
+            }
+            Err(_) => Value::String(s),
+        },
+        Some(other) => {
+            raw = Some(String::new());
+            other
+        }
         None => Value::Null,
     };
     let id = take_string(&mut c, "id");
@@ -135,5 +180,125 @@ fn tool_call(v: Value) -> Block {
     }
     let mut b = Block::tool_call(id, name, input);
     b.extra = c;
+    match raw {
+        // Arguments that were not a string: written back as the value.
+        Some(r) if r.is_empty() => {
+            b.extra.insert(ARGS_NOT_STRING.into(), Value::Bool(true));
+        }
+        Some(r) => {
+            b.extra.insert(RAW_ARGUMENTS.into(), Value::String(r));
+        }
+        None => {}
+    }
     b
+}
+
+/// The extra fields of `extra` that came from the file (not `$` marks).
+fn own_fields(extra: &Extra) -> Map<String, Value> {
+    extra
+        .iter()
+        .filter(|(k, _)| !k.starts_with('$'))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// A content part: text, thinking (Kimi's `think`), or kept as it was.
+pub(crate) fn part_value(b: &Block) -> Value {
+    let mut p = own_fields(&b.extra);
+    match &b.kind {
+        BlockKind::Text { text } => {
+            p.insert("type".into(), "text".into());
+            p.insert("text".into(), text.clone().into());
+        }
+        BlockKind::Thinking {
+            text, signature, ..
+        } => {
+            p.insert("type".into(), "think".into());
+            p.insert("think".into(), text.clone().into());
+            if let Some(s) = signature {
+                p.insert("encrypted".into(), s.clone().into());
+            }
+        }
+        BlockKind::Other { value } => return value.clone(),
+        _ => return Value::Null,
+    }
+    Value::Object(p)
+}
+
+/// A `tool_calls` item.
+pub(crate) fn call_value(b: &Block) -> Value {
+    let BlockKind::ToolCall { id, name, input } = &b.kind else {
+        return match &b.kind {
+            BlockKind::Other { value } => value.clone(),
+            _ => Value::Null,
+        };
+    };
+    let mut c = own_fields(&b.extra);
+    if let Some(id) = id {
+        c.insert("id".into(), id.clone().into());
+    }
+    let arguments = match b.extra.get(RAW_ARGUMENTS) {
+        Some(raw) => raw.clone(),
+        None if b.extra.contains_key(ARGS_NOT_STRING) => input.clone(),
+        None => match input {
+            Value::String(s) => Value::String(s.clone()),
+            other => Value::String(other.to_string()),
+        },
+    };
+    let mut f = match c.remove("function") {
+        Some(Value::Object(f)) => f,
+        _ => Map::new(),
+    };
+    f.insert("name".into(), name.clone().into());
+    f.insert("arguments".into(), arguments);
+    c.insert("function".into(), Value::Object(f));
+    Value::Object(c)
+}
+
+/// Writes a message read by [`message_entry`] back as its line.
+pub(crate) fn message_line(e: &Entry, m: &Message) -> Value {
+    let mut obj = own_fields(&m.extra);
+    obj.insert("role".into(), m.role.as_str().into());
+    if !e.extra.contains_key(SYNTHETIC_ID) {
+        obj.insert("message_id".into(), e.id.clone().into());
+    }
+    let mut parts = Vec::new();
+    let mut calls = Vec::new();
+    for b in &m.content {
+        match &b.kind {
+            BlockKind::ToolCall { .. } => calls.push(call_value(b)),
+            BlockKind::Other { .. } if b.extra.contains_key(IN_TOOL_CALLS) => {
+                calls.push(call_value(b))
+            }
+            BlockKind::Thinking {
+                text, signature, ..
+            } if b.extra.contains_key(REASONING_CONTENT) => {
+                obj.insert("reasoning_content".into(), text.clone().into());
+                if let Some(s) = signature {
+                    obj.insert("reasoning_signature".into(), s.clone().into());
+                }
+            }
+            BlockKind::ToolResult { content, .. } => parts.extend(content.iter().map(part_value)),
+            _ => parts.push(part_value(b)),
+        }
+    }
+    if m.content_is_text {
+        let text: String = parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect();
+        obj.insert("content".into(), text.into());
+    } else if !parts.is_empty() {
+        obj.insert("content".into(), Value::Array(parts));
+    }
+    if !calls.is_empty() {
+        obj.insert("tool_calls".into(), Value::Array(calls));
+    }
+    if let Some(id) = &m.tool_call_id {
+        obj.insert("tool_call_id".into(), id.clone().into());
+    }
+    if let Some(name) = &m.tool_name {
+        obj.insert("name".into(), name.clone().into());
+    }
+    Value::Object(obj)
 }

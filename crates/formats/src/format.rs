@@ -126,6 +126,20 @@ pub trait Format: Send + Sync {
         self.write(session, out)
     }
 
+    /// Does what the agent needs beyond the file [`Format::resume_plan`]
+    /// planned to find it (Kimi only continues sessions of work directories
+    /// listed in its `kimi.json`). Called after the file is written; adds
+    /// what is missing and changes nothing already there.
+    fn register_resumed(
+        &self,
+        session: &Session,
+        plan: &ResumePlan,
+        env: &crate::env::DiscoverEnv,
+    ) -> Result<(), FormatError> {
+        let _ = (session, plan, env);
+        Ok(())
+    }
+
     /// True when [`Format::write`] is supported.
     fn can_write(&self) -> bool {
         false

@@ -1040,6 +1040,7 @@ fn kimi_session_reads_turns_calls_usage_per_answer_and_its_work_dir() {
     let read = f.read_path(&path).unwrap();
     assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
     assert!(f.drift(&read).is_empty(), "{:?}", f.drift(&read));
+    round_trips(f, &path);
     let s = read.session;
     assert_eq!(s.meta.id, "37a91d42-cd7b-40eb-93cf-8db96f4297a4");
     // The folder is the MD5 of the work directory kimi.json names.
@@ -1099,4 +1100,28 @@ fn kimi_drift_names_an_unknown_record_and_field() {
     let read = f.read_path(&p).unwrap();
     let names: Vec<String> = f.drift(&read).into_iter().map(|d| d.name).collect();
     assert_eq!(names, ["hologram", "message.voice"]);
+}
+
+#[test]
+fn kimi_context_lines_of_every_odd_shape_round_trip() {
+    // Arguments written with spaces, not a string, or not JSON; a tool
+    // result as parts and as a string; empty content and tool_calls; a
+    // tool_calls item that is not a call; a message id; an own record.
+    let lines = [
+        r#"{"role":"_system_prompt","content":"be brief"}"#,
+        r#"{"role":"_checkpoint","id":0}"#,
+        r#"{"role":"user","content":"hi","message_id":"m1"}"#,
+        r#"{"role":"assistant","content":[],"tool_calls":[{"type":"function","id":"c1","function":{"name":"Shell","arguments":"{\"command\": \"ls\"}"}},{"type":"function","id":"c2","function":{"name":"Read","arguments":{"path":"a"}}},{"type":"function","id":"c3","function":{"name":"X","arguments":"not json"}},"odd"]}"#,
+        r#"{"role":"tool","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":"x"}],"tool_call_id":"c1"}"#,
+        r#"{"role":"tool","content":"b","tool_call_id":"c2"}"#,
+        r#"{"role":"assistant","content":[{"type":"think","think":"t","encrypted":"sig"},{"type":"text","text":"done"}],"tool_calls":[]}"#,
+        r#"{"role":"assistant","content":""}"#,
+        r#"{"role":"_future","x":[1]}"#,
+        r#"[1,2]"#,
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("context.jsonl");
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    let f = registry::by_name("kimi").unwrap();
+    round_trips(f, &p);
 }

@@ -941,4 +941,59 @@ fn kimi_sessions_are_read_completely() {
     assert_eq!(s.meta.cwd.as_deref(), Some(cwd.to_str().unwrap()));
     // Kimi keeps the output tokens with the reasoning in them, unsplit.
     check_listing_as(s, &server, &replies, "Shell", false);
+    assert_round_trip(f, &found[0]);
+}
+
+#[test]
+fn kimi_resumes_a_session_agentlog_converted() {
+    let Some(bin) = cli("kimi", "venv/bin/kimi") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let server =
+        MockServer::start(Script::default().rule(Rule::new("").then(vec![text("ok")]))).unwrap();
+    // A Copilot session (written by the real Copilot CLI) continued in Kimi.
+    let copilot = registry::by_name("copilot").unwrap();
+    let src = workspace().join(
+        "crates/formats/tests/fixtures/copilot/1.0.102/session-state/b034d159-7f8a-4e2f-b736-4b964fdc4bb1/events.jsonl",
+    );
+    let mut s = copilot.read_path(&src).unwrap().session;
+    s.meta.cwd = Some(cwd.display().to_string());
+    let f = registry::by_name("kimi").unwrap();
+    let env = DiscoverEnv::with_home(&home);
+    let plan = f.resume_plan(&s, &env).unwrap();
+    std::fs::create_dir_all(plan.path.parent().unwrap()).unwrap();
+    let mut out = Vec::new();
+    f.write_resumable(&s, &plan, &mut out).unwrap();
+    std::fs::write(&plan.path, out).unwrap();
+    // Kimi continues only sessions of the work directories it lists.
+    f.register_resumed(&s, &plan, &env).unwrap();
+    let mut c = kimi_cmd(&bin, &home, &cwd, &server.url());
+    c.args([
+        "--print",
+        "-r",
+        &s.meta.id,
+        "-p",
+        "Continue please",
+        "--yolo",
+    ]);
+    run(c, "kimi -r of a converted session");
+    assert!(model_saw(&server, "Continue please"));
+    assert!(
+        model_saw(&server, "What files are here?"),
+        "the converted history was not sent"
+    );
+    // The call's result reached the model as a tool result.
+    let sent = sent_results(&server);
+    assert!(sent.iter().any(|o| o.contains("README")), "{sent:?}");
+    // Kimi appended to the file agentlog wrote, which reads back whole.
+    let back = f.read_path(&plan.path).unwrap().session;
+    let prompts = back.prompts();
+    assert_eq!(
+        prompts.first().map(String::as_str),
+        Some("What files are here?")
+    );
+    assert_eq!(prompts.last().map(String::as_str), Some("Continue please"));
 }

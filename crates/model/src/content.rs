@@ -138,6 +138,20 @@ pub enum BlockKind {
     },
 }
 
+impl BlockKind {
+    /// Returns the kind's name as messages about it say it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            BlockKind::Text { .. } => "text",
+            BlockKind::Thinking { .. } => "thinking",
+            BlockKind::ToolCall { .. } => "tool call",
+            BlockKind::ToolResult { .. } => "tool result",
+            BlockKind::Image { .. } => "image",
+            BlockKind::Other { .. } => "unknown",
+        }
+    }
+}
+
 impl Block {
     /// Returns a text block.
     pub fn text(text: impl Into<String>) -> Block {

@@ -672,12 +672,5 @@ fn plain(b: &Block) -> Block {
 }
 
 fn block_name(b: &Block) -> &'static str {
-    match b.kind {
-        BlockKind::Text { .. } => "text",
-        BlockKind::Thinking { .. } => "thinking",
-        BlockKind::ToolCall { .. } => "tool call",
-        BlockKind::ToolResult { .. } => "tool result",
-        BlockKind::Image { .. } => "image",
-        BlockKind::Other { .. } => "unknown",
-    }
+    b.kind.name()
 }

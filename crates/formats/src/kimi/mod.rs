@@ -15,15 +15,21 @@
 //!   kept in the session's extra fields; `~/.kimi/kimi.json` names the
 //!   work directory whose MD5 the session's folder is named by.
 //!
-//! Reading only.
+//! Written back line for line; sessions of other agents are written as the
+//! chat messages of Kimi's context, where `kimi -r <id>` continues them
+//! (`resume --in kimi`).
 
 mod read;
 mod validate;
 mod wire;
+mod write;
 
 use crate::env::{list_dirs, DiscoverEnv};
-use crate::{Diagnostic, Format, FormatError, Read};
+use crate::{Diagnostic, Fidelity, Format, FormatError, Read, ResumePlan};
 use agentlog_model::Agent;
+use agentlog_model::Session;
+use md5::{Digest, Md5};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The registry name.
@@ -97,6 +103,53 @@ impl Format for KimiFormat {
 
     fn validate(&self, path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
         validate::validate(path)
+    }
+
+    fn resume_plan(&self, session: &Session, env: &DiscoverEnv) -> Result<ResumePlan, FormatError> {
+        let Some(cwd) = session.meta.cwd.clone().filter(|c| !c.is_empty()) else {
+            return Err(FormatError::Unsupported {
+                format: FORMAT_NAME,
+                operation: "resuming a session with no working directory",
+            });
+        };
+        let id = crate::safe_path::component(&session.meta.id);
+        let root = kimi_dir(env).join("sessions");
+        let path = root
+            .join(format!("{:x}", Md5::digest(cwd.as_bytes())))
+            .join(&id)
+            .join(wire::CONTEXT);
+        crate::safe_path::inside(&root, &path)?;
+        Ok(ResumePlan {
+            path,
+            command: format!("kimi -r {}", crate::shell::quote(&id)),
+            cwd: Some(PathBuf::from(cwd)),
+        })
+    }
+
+    fn register_resumed(
+        &self,
+        session: &Session,
+        plan: &ResumePlan,
+        env: &DiscoverEnv,
+    ) -> Result<(), FormatError> {
+        let Some(cwd) = &plan.cwd else {
+            return Ok(());
+        };
+        let id = plan
+            .path
+            .parent()
+            .and_then(|d| d.file_name())
+            .and_then(|n| n.to_str())
+            .unwrap_or(&session.meta.id);
+        write::register_work_dir(&kimi_dir(env).join("kimi.json"), &cwd.to_string_lossy(), id)
+    }
+
+    fn can_write(&self) -> bool {
+        true
+    }
+
+    fn write(&self, session: &Session, out: &mut dyn Write) -> Result<Fidelity, FormatError> {
+        write::write(session, out)
     }
 
     fn drift(&self, read: &Read) -> Vec<crate::drift::Drift> {

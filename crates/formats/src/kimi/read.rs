@@ -179,7 +179,10 @@ fn own_record(kind: String, mut m: Map<String, Value>, n: u64) -> Entry {
         msg.injected = Some("system_prompt".into());
         m.remove("role");
         msg.extra = m;
-        return Entry::new(format!("l{n}"), None, EntryKind::Message(msg));
+        let mut e = Entry::new(format!("l{n}"), None, EntryKind::Message(msg));
+        e.extra
+            .insert(crate::chat::SYNTHETIC_ID.into(), Value::Bool(true));
+        return e;
     }
     Entry::new(
         format!("l{n}"),
