@@ -59,6 +59,10 @@ fn home_with_agents() -> TestEnv {
         &agent_fixtures().join("kimi/1.51.0"),
         &env.home().join(".kimi"),
     );
+    copy_dir(
+        &agent_fixtures().join("continue/1.5.47/sessions"),
+        &env.home().join(".continue/sessions"),
+    );
     env
 }
 
@@ -100,6 +104,8 @@ fn ls_show_search_stats_find_the_new_agents() {
         "b5f390ef-27ee-bd65-f490-eab616928679",
         "\"kimi\"",
         "37a91d42-cd7b-40eb-93cf-8db96f4297a4",
+        "\"continue\"",
+        "2affd20c-3f9d-4c27-ac2a-0f8167efecee",
     ] {
         assert!(
             ls.stdout.contains(want),
@@ -130,6 +136,7 @@ fn ls_show_search_stats_find_the_new_agents() {
     assert!(search.stdout.contains("b034d159"), "{}", search.stdout);
     assert!(search.stdout.contains("2cd12d6f"), "{}", search.stdout);
     assert!(search.stdout.contains("37a91d42"), "{}", search.stdout);
+    assert!(search.stdout.contains("2affd20c"), "{}", search.stdout);
     let stats = env.run(&["stats", "--json"]);
     assert_eq!(stats.status, 0, "{}", stats.stderr);
     let v: serde_json::Value = serde_json::from_str(&stats.stdout).unwrap();

@@ -104,7 +104,7 @@ pub(crate) fn message_entry(mut m: Map<String, Value>, n: u64, agent: &str) -> E
 }
 
 /// A content part of a multimodal message.
-fn part(v: Value) -> Block {
+pub(crate) fn part(v: Value) -> Block {
     let kind = v.get("type").and_then(Value::as_str);
     match v {
         Value::Object(mut b)
@@ -137,7 +137,7 @@ fn part(v: Value) -> Block {
 
 /// An OpenAI-style tool call: `{id, function: {name, arguments}, …}`; the
 /// arguments string is parsed when it is JSON and kept as a string if not.
-fn tool_call(v: Value) -> Block {
+pub(crate) fn tool_call(v: Value) -> Block {
     let odd = |value: Value| Block {
         kind: BlockKind::Other { value },
         extra: [(IN_TOOL_CALLS.to_string(), Value::Bool(true))]

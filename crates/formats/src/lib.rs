@@ -52,6 +52,8 @@ pub mod claude;
 pub mod cline;
 pub mod codelia;
 pub mod codex;
+#[path = "continue/mod.rs"]
+pub mod continue_cli;
 pub mod copilot;
 pub mod cursor;
 pub mod droid;

@@ -1125,3 +1125,56 @@ fn kimi_context_lines_of_every_odd_shape_round_trip() {
     let f = registry::by_name("kimi").unwrap();
     round_trips(f, &p);
 }
+
+// ---- Continue CLI ----
+
+#[test]
+fn continue_session_reads_turns_calls_results_and_usage_per_answer() {
+    let root = fixture("continue/1.5.47/sessions");
+    let path = root.join("2affd20c-3f9d-4c27-ac2a-0f8167efecee.json");
+    assert_eq!(registry::detect(&path).unwrap().name(), "continue");
+    let f = registry::by_name("continue").unwrap();
+    // The index beside the sessions is not a session.
+    let found = f.discover(&agentlog_formats::discover::DiscoverEnv {
+        roots: [("continue".to_string(), vec![root])].into(),
+        ..Default::default()
+    });
+    assert_eq!(found, std::slice::from_ref(&path));
+    let read = f.read_path(&path).unwrap();
+    assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+    assert!(f.drift(&read).is_empty(), "{:?}", f.drift(&read));
+    let s = read.session;
+    assert_eq!(s.meta.id, "2affd20c-3f9d-4c27-ac2a-0f8167efecee");
+    assert_eq!(s.meta.cwd.as_deref(), Some("/tmp/cnp"));
+    // "Untitled Session" is no title.
+    assert_eq!(s.meta.title, None);
+    assert_eq!(
+        s.meta.created_at,
+        Some(agentlog_model::Timestamp::Millis(1795681460561))
+    );
+    assert_eq!(s.prompts(), ["What files are here?", "Anything else?"]);
+    assert_eq!(
+        tool_calls(&s),
+        [("call_mock_0_1".to_string(), "Bash".to_string())]
+    );
+    assert_eq!(
+        results(&s),
+        [("call_mock_0_1".to_string(), "README\n".to_string())]
+    );
+    assert_eq!(
+        answers(&s),
+        ["There is one file here: README.", "Nothing else to add."]
+    );
+    let usage: Vec<(u64, u64, u64)> = messages(&s, &Role::Assistant)
+        .iter()
+        .map(|m| {
+            let u = m.usage.clone().unwrap();
+            (u.input, u.output, u.reasoning)
+        })
+        .collect();
+    assert_eq!(usage, [(1975, 15, 9), (2030, 9, 0), (2057, 7, 0)]);
+    assert_eq!(
+        messages(&s, &Role::Assistant)[0].model.as_deref(),
+        Some("mock-model")
+    );
+}

@@ -94,6 +94,10 @@ const SAMPLES: &[(&str, &[&str])] = &[
         ],
     ),
     ("kimi", &["crates/formats/tests/fixtures/kimi/1.51.0/sessions"]),
+    (
+        "continue",
+        &["crates/formats/tests/fixtures/continue/1.5.47/sessions"],
+    ),
 ];
 
 /// Formats whose writer gives back a file it read as the same JSON values,

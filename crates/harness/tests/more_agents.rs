@@ -197,17 +197,28 @@ fn sessions(format: &dyn Format, home: &Path, vars: &[(&str, &Path)]) -> Vec<Pat
 /// Checks a session generated with [`listing_script`]: prompts, thinking,
 /// the call and its result, the answers, and the usage of every turn.
 fn check_listing(s: &Session, server: &MockServer, replies: &[Vec<Part>], shell: &str) {
-    check_listing_as(s, server, replies, shell, true);
+    check_listing_as(s, server, replies, shell, Keeps::All);
 }
 
-/// As [`check_listing`]; `reasoning_split` is false for agents that keep
-/// only the output tokens, reasoning included (the mock reports both).
+/// What an agent keeps of the model's reasoning.
+#[derive(Clone, Copy, PartialEq)]
+enum Keeps {
+    /// The text, and its tokens apart from the output's.
+    All,
+    /// The text; its tokens only within the output's (Kimi).
+    TextNotTokens,
+    /// Its tokens, not the text (Continue CLI).
+    TokensNotText,
+}
+
+/// As [`check_listing`], for an agent that keeps `keeps` of the reasoning
+/// (the mock reports its tokens apart and within the output).
 fn check_listing_as(
     s: &Session,
     server: &MockServer,
     replies: &[Vec<Part>],
     shell: &str,
-    reasoning_split: bool,
+    keeps: Keeps,
 ) {
     let users = texts(s, &Role::User);
     assert!(
@@ -218,8 +229,9 @@ fn check_listing_as(
         users.iter().any(|u| u.contains("Anything else?")),
         "{users:?}"
     );
-    assert!(
+    assert_eq!(
         thinking_texts(s).contains(&"I should look at the files first.".to_string()),
+        keeps != Keeps::TokensNotText,
         "{:?}",
         thinking_texts(s)
     );
@@ -298,7 +310,11 @@ fn check_listing_as(
     let think: u64 = replies.iter().map(|r| reply_tokens(r).1).sum();
     assert_eq!(
         usages.iter().map(|u| u.reasoning).sum::<u64>(),
-        if reasoning_split { think } else { 0 },
+        if keeps == Keeps::TextNotTokens {
+            0
+        } else {
+            think
+        },
         "reasoning tokens"
     );
 }
@@ -940,7 +956,7 @@ fn kimi_sessions_are_read_completely() {
     let s = &read.session;
     assert_eq!(s.meta.cwd.as_deref(), Some(cwd.to_str().unwrap()));
     // Kimi keeps the output tokens with the reasoning in them, unsplit.
-    check_listing_as(s, &server, &replies, "Shell", false);
+    check_listing_as(s, &server, &replies, "Shell", Keeps::TextNotTokens);
     assert_round_trip(f, &found[0]);
 }
 
@@ -996,4 +1012,54 @@ fn kimi_resumes_a_session_agentlog_converted() {
         Some("What files are here?")
     );
     assert_eq!(prompts.last().map(String::as_str), Some("Continue please"));
+}
+
+// ---- Continue CLI ----
+
+/// A Continue CLI command whose one model is the mock server (a local
+/// `config.yaml`, so no hub is asked).
+fn continue_cmd(bin: &Path, home: &Path, cwd: &Path, url: &str) -> Command {
+    let config = home.join("config.yaml");
+    std::fs::create_dir_all(home).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "name: Mock\nversion: 1.0.0\nschema: v1\nmodels:\n  - name: mock\n    provider: openai\n    model: mock-model\n    apiBase: {url}/v1\n    apiKey: sk-mock\n    roles: [chat, edit, apply]\n"
+        ),
+    )
+    .unwrap();
+    let mut c = command(bin, home, cwd, None);
+    c.arg("--config").arg(config).arg("--auto");
+    // No telemetry or metrics (nothing leaves the machine).
+    c.env("CONTINUE_CLI_ENABLE_TELEMETRY", "0")
+        .env("CONTINUE_METRICS_ENABLED", "0");
+    c
+}
+
+#[test]
+fn continue_sessions_are_read_completely() {
+    let Some(bin) = cli("continue", "node_modules/.bin/cn") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let (script, replies) = listing_script("Bash", json!({"command": "ls"}));
+    let server = MockServer::start(script).unwrap();
+    let mut c = continue_cmd(&bin, &home, &cwd, &server.url());
+    c.args(["-p", "What files are here?"]);
+    run(c, "cn -p");
+    let mut c = continue_cmd(&bin, &home, &cwd, &server.url());
+    c.args(["-p", "Anything else?", "--resume"]);
+    run(c, "cn -p --resume");
+    let f = registry::by_name("continue").unwrap();
+    let found = sessions(f, &home, &[]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let read = f.read_path(&found[0]).unwrap();
+    assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+    assert!(f.drift(&read).is_empty(), "{:?}", f.drift(&read));
+    let s = &read.session;
+    assert_eq!(s.meta.cwd.as_deref(), Some(cwd.to_str().unwrap()));
+    // Continue keeps the reasoning's tokens, not its text.
+    check_listing_as(s, &server, &replies, "Bash", Keeps::TokensNotText);
 }
