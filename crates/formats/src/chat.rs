@@ -3,8 +3,9 @@
 //! (a string or parts), `reasoning_content`, `tool_calls`, `tool_call_id`,
 //! `name`, `message_id`, `injected`.
 
-use agentlog_model::{Block, BlockKind, Entry, EntryKind, Extra, Message, Role};
-use serde_json::{Map, Value};
+use crate::Fidelity;
+use agentlog_model::{Block, BlockKind, Entry, EntryKind, Extra, Message, Role, Session};
+use serde_json::{json, Map, Value};
 
 /// Entry extra: the message had no `message_id` (its id was made up).
 pub(crate) const SYNTHETIC_ID: &str = "$synthetic_id";
@@ -301,4 +302,131 @@ pub(crate) fn message_line(e: &Entry, m: &Message) -> Value {
         obj.insert("name".into(), name.clone().into());
     }
     Value::Object(obj)
+}
+
+/// A tool result as a `tool` message.
+fn tool_line(id: &Option<String>, content: &[Block]) -> Value {
+    let text: Vec<String> = content.iter().filter_map(Block::plain_text).collect();
+    json!({"role": "tool", "content": text.join("\n"), "tool_call_id": id})
+}
+
+/// How an agent's chat messages carry the model's reasoning.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reasoning {
+    /// As `{type: think, think, encrypted}` content parts (Kimi).
+    ThinkParts,
+    /// As the message's `reasoning_content` string, with the text as a
+    /// string `content` (Vibe 2.x).
+    ReasoningContent,
+}
+
+/// The active branch of a session from another agent as chat messages:
+/// user text, `tool` results, answers with their reasoning and
+/// `tool_calls`; what such messages cannot hold is reported in `fidelity`.
+pub(crate) fn foreign_lines(
+    session: &Session,
+    fidelity: &mut Fidelity,
+    style: Reasoning,
+) -> Vec<Value> {
+    let mut lines = Vec::new();
+    for e in session.active_branch() {
+        let EntryKind::Message(m) = &e.kind else {
+            fidelity.lost(format!("{} entry", e.kind.name()), Some(&e.id));
+            continue;
+        };
+        match m.role {
+            Role::User | Role::Tool => user_lines(m, &e.id, fidelity, &mut lines),
+            Role::Assistant => {
+                if let Some(line) = assistant_line(m, &e.id, fidelity, style) {
+                    lines.push(line);
+                }
+            }
+            _ => fidelity.lost(format!("{} message", m.role.as_str()), Some(&e.id)),
+        }
+    }
+    lines
+}
+
+/// A user message: its tool results as `tool` messages, its text as one
+/// `user` message.
+fn user_lines(m: &Message, id: &str, fidelity: &mut Fidelity, lines: &mut Vec<Value>) {
+    let mut text = Vec::new();
+    for b in &m.content {
+        match &b.kind {
+            BlockKind::ToolResult {
+                tool_call_id,
+                content,
+                ..
+            } => lines.push(tool_line(
+                &tool_call_id.clone().or_else(|| m.tool_call_id.clone()),
+                content,
+            )),
+            BlockKind::Text { text: t } => text.push(t.clone()),
+            other => fidelity.lost(format!("{} block", other.name()), Some(id)),
+        }
+    }
+    if text.is_empty() {
+        return;
+    }
+    if m.role == Role::Tool {
+        lines.push(tool_line(&m.tool_call_id, &[Block::text(text.join("\n"))]));
+    } else {
+        lines.push(json!({"role": "user", "content": text.join("\n")}));
+    }
+}
+
+/// An answer: thinking and text (as `style` says), calls as `tool_calls`.
+fn assistant_line(
+    m: &Message,
+    id: &str,
+    fidelity: &mut Fidelity,
+    style: Reasoning,
+) -> Option<Value> {
+    let mut parts = Vec::new();
+    let mut texts = Vec::new();
+    let mut reasoning = Vec::new();
+    let mut calls = Vec::new();
+    for b in &m.content {
+        match &b.kind {
+            BlockKind::Text { text } => {
+                texts.push(text.clone());
+                parts.push(json!({"type": "text", "text": text}));
+            }
+            BlockKind::Thinking {
+                text, signature, ..
+            } => {
+                if signature.is_some() {
+                    fidelity.lost("thinking signature", Some(id));
+                }
+                reasoning.push(text.clone());
+                parts.push(json!({"type": "think", "think": text, "encrypted": null}));
+            }
+            BlockKind::ToolCall { id, name, input } => calls.push(call_value(&Block::tool_call(
+                id.clone(),
+                name.clone(),
+                input.clone(),
+            ))),
+            other => fidelity.lost(format!("{} block", other.name()), Some(id)),
+        }
+    }
+    if parts.is_empty() && calls.is_empty() {
+        return None;
+    }
+    let mut line = match style {
+        Reasoning::ThinkParts => json!({"role": "assistant", "content": parts}),
+        Reasoning::ReasoningContent => {
+            let mut l = json!({"role": "assistant", "content": texts.join("\n")});
+            if !reasoning.is_empty() {
+                l["reasoning_content"] = reasoning.join("\n").into();
+            }
+            l
+        }
+    };
+    if !calls.is_empty() {
+        for c in &mut calls {
+            c["type"] = "function".into();
+        }
+        line["tool_calls"] = Value::Array(calls);
+    }
+    Some(line)
 }

@@ -911,6 +911,9 @@ fn vibe_2_sessions_read_every_message_and_their_totals() {
     for p in &found {
         assert_eq!(registry::detect(p).unwrap().name(), "vibe");
     }
+    for p in &found {
+        round_trips(f, p);
+    }
     let first = f.read_path(&found[0]).unwrap();
     assert!(first.diagnostics.is_empty(), "{:?}", first.diagnostics);
     let s = first.session;

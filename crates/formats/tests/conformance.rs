@@ -356,6 +356,9 @@ fn written_back(
     // Named as the source was: some formats are told apart by their names
     // (legacy Codex rollouts, Gemini chats).
     let file_name = match source.file_name() {
+        // A Vibe 3.x store (named by its meta.json) is written in the 2.x
+        // layout, a messages.jsonl.
+        Some(n) if name == "vibe" && n == "meta.json" => "messages.jsonl".into(),
         Some(n) if source.is_file() => n.to_os_string(),
         _ => format!("written.{}", format.extension()).into(),
     };

@@ -916,6 +916,51 @@ fn vibe_2_sessions_are_read_completely() {
     assert_eq!((input, output), reported(&server, &replies));
 }
 
+#[test]
+fn vibe_resumes_a_session_agentlog_converted() {
+    let Some(bin) = cli("vibe", "venv/bin/vibe") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let server =
+        MockServer::start(Script::default().rule(Rule::new("").then(vec![text("ok")]))).unwrap();
+    // A Copilot session (written by the real Copilot CLI), written in Vibe's
+    // 2.x layout, which Vibe 3 imports when it resumes it.
+    let copilot = registry::by_name("copilot").unwrap();
+    let src = workspace().join(
+        "crates/formats/tests/fixtures/copilot/1.0.102/session-state/b034d159-7f8a-4e2f-b736-4b964fdc4bb1/events.jsonl",
+    );
+    let mut s = copilot.read_path(&src).unwrap().session;
+    s.meta.cwd = Some(cwd.display().to_string());
+    let f = registry::by_name("vibe").unwrap();
+    let env = DiscoverEnv::with_home(&home);
+    let plan = f.resume_plan(&s, &env).unwrap();
+    std::fs::create_dir_all(plan.path.parent().unwrap()).unwrap();
+    let mut out = Vec::new();
+    f.write_resumable(&s, &plan, &mut out).unwrap();
+    std::fs::write(&plan.path, out).unwrap();
+    f.register_resumed(&s, &plan, &env).unwrap();
+    let mut c = vibe_cmd(&bin, &home, &cwd, &server.url());
+    c.args([
+        "--resume",
+        &s.meta.id,
+        "-p",
+        "Continue please",
+        "--auto-approve",
+        "--trust",
+    ]);
+    run(c, "vibe --resume of a converted session");
+    assert!(model_saw(&server, "Continue please"));
+    assert!(
+        model_saw(&server, "What files are here?"),
+        "the converted history was not sent"
+    );
+    let sent = sent_results(&server);
+    assert!(sent.iter().any(|o| o.contains("README")), "{sent:?}");
+}
+
 // ---- Kimi Code CLI ----
 
 /// A Kimi command whose one provider is the mock server (`config.toml` in

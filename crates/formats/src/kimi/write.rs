@@ -3,9 +3,9 @@
 //! holds (so `kimi -r <id>` continues them).
 
 use super::FORMAT_NAME;
-use crate::chat::{call_value, message_line};
+use crate::chat::{foreign_lines, message_line, Reasoning};
 use crate::{Fidelity, FormatError};
-use agentlog_model::{Block, BlockKind, EntryKind, Message, Role, Session};
+use agentlog_model::{EntryKind, Session};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::Path;
@@ -15,7 +15,7 @@ pub(super) fn write(session: &Session, out: &mut dyn Write) -> Result<Fidelity, 
     let lines = if session.meta.format.as_deref() == Some(FORMAT_NAME) {
         native_lines(session, &mut fidelity)
     } else {
-        foreign_lines(session, &mut fidelity)
+        foreign_lines(session, &mut fidelity, Reasoning::ThinkParts)
     };
     for line in lines {
         serde_json::to_writer(&mut *out, &line)
@@ -55,97 +55,6 @@ fn native_lines(session: &Session, fidelity: &mut Fidelity) -> Vec<Value> {
         }
     }
     lines
-}
-
-/// A tool result as Kimi's `tool` message.
-fn tool_line(id: &Option<String>, content: &[Block]) -> Value {
-    let text: Vec<String> = content.iter().filter_map(Block::plain_text).collect();
-    json!({"role": "tool", "content": text.join("\n"), "tool_call_id": id})
-}
-
-/// The active branch of a session from another agent as Kimi's context.
-fn foreign_lines(session: &Session, fidelity: &mut Fidelity) -> Vec<Value> {
-    let mut lines = Vec::new();
-    for e in session.active_branch() {
-        let EntryKind::Message(m) = &e.kind else {
-            fidelity.lost(format!("{} entry", e.kind.name()), Some(&e.id));
-            continue;
-        };
-        match m.role {
-            Role::User | Role::Tool => user_lines(m, &e.id, fidelity, &mut lines),
-            Role::Assistant => {
-                if let Some(line) = assistant_line(m, &e.id, fidelity) {
-                    lines.push(line);
-                }
-            }
-            _ => fidelity.lost(format!("{} message", m.role.as_str()), Some(&e.id)),
-        }
-    }
-    lines
-}
-
-/// A user message: its tool results as `tool` messages, its text as one
-/// `user` message.
-fn user_lines(m: &Message, id: &str, fidelity: &mut Fidelity, lines: &mut Vec<Value>) {
-    let mut text = Vec::new();
-    for b in &m.content {
-        match &b.kind {
-            BlockKind::ToolResult {
-                tool_call_id,
-                content,
-                ..
-            } => lines.push(tool_line(
-                &tool_call_id.clone().or_else(|| m.tool_call_id.clone()),
-                content,
-            )),
-            BlockKind::Text { text: t } => text.push(t.clone()),
-            other => fidelity.lost(format!("{} block", other.name()), Some(id)),
-        }
-    }
-    if text.is_empty() {
-        return;
-    }
-    if m.role == Role::Tool {
-        lines.push(tool_line(&m.tool_call_id, &[Block::text(text.join("\n"))]));
-    } else {
-        lines.push(json!({"role": "user", "content": text.join("\n")}));
-    }
-}
-
-/// An answer: thinking and text as parts, calls as `tool_calls`.
-fn assistant_line(m: &Message, id: &str, fidelity: &mut Fidelity) -> Option<Value> {
-    let mut parts = Vec::new();
-    let mut calls = Vec::new();
-    for b in &m.content {
-        match &b.kind {
-            BlockKind::Text { text } => parts.push(json!({"type": "text", "text": text})),
-            BlockKind::Thinking {
-                text, signature, ..
-            } => {
-                if signature.is_some() {
-                    fidelity.lost("thinking signature", Some(id));
-                }
-                parts.push(json!({"type": "think", "think": text, "encrypted": null}));
-            }
-            BlockKind::ToolCall { id, name, input } => calls.push(call_value(&Block::tool_call(
-                id.clone(),
-                name.clone(),
-                input.clone(),
-            ))),
-            other => fidelity.lost(format!("{} block", other.name()), Some(id)),
-        }
-    }
-    if parts.is_empty() && calls.is_empty() {
-        return None;
-    }
-    let mut line = json!({"role": "assistant", "content": parts});
-    if !calls.is_empty() {
-        for c in &mut calls {
-            c["type"] = "function".into();
-        }
-        line["tool_calls"] = Value::Array(calls);
-    }
-    Some(line)
 }
 
 /// Lists `cwd` in Kimi's `kimi.json` (made if missing) with `id` as its

@@ -29,18 +29,23 @@
 //! the entry's or the session's extra fields; entries of an unknown type are
 //! kept verbatim.
 //!
-//! Reading only: the 3.x store is hash-chained and content-addressed, and
-//! Vibe imports 2.x sessions into it itself.
+//! Written in the 2.x layout (the 3.x store is hash-chained and
+//! content-addressed, and Vibe imports 2.x sessions into it itself): 2.x
+//! sessions line for line, others as 2.x chat messages; `resume --in vibe`
+//! puts them where `vibe --resume <id>` finds them, with a `meta.json`.
 
 mod legacy;
 mod read;
 mod unified;
 mod validate;
 mod wire;
+mod write;
 
 use crate::env::{list_dirs, DiscoverEnv};
-use crate::{Diagnostic, Format, FormatError, Read};
+use crate::{Diagnostic, Fidelity, Format, FormatError, Read, ResumePlan};
 use agentlog_model::Agent;
+use agentlog_model::Session;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The registry name.
@@ -83,7 +88,7 @@ impl Format for VibeFormat {
     }
 
     fn extension(&self) -> &'static str {
-        "json"
+        "jsonl"
     }
 
     fn detect(&self, path: &Path, head: &[u8]) -> u8 {
@@ -143,6 +148,51 @@ impl Format for VibeFormat {
 
     fn drift(&self, read: &Read) -> Vec<crate::drift::Drift> {
         drift(read)
+    }
+
+    fn resume_plan(&self, session: &Session, env: &DiscoverEnv) -> Result<ResumePlan, FormatError> {
+        let Some(cwd) = session.meta.cwd.clone().filter(|c| !c.is_empty()) else {
+            return Err(FormatError::Unsupported {
+                format: FORMAT_NAME,
+                operation: "resuming a session with no working directory",
+            });
+        };
+        let id = crate::safe_path::component(&session.meta.id);
+        // Vibe finds a 2.x session by its id's first eight characters.
+        let short: String = id.chars().take(8).collect();
+        let started = chrono::Utc::now().format("%Y%m%d_%H%M%S");
+        let root = vibe_home(env).join("logs").join("session");
+        let path = root
+            .join(format!("session_{started}_{short}"))
+            .join(wire::MESSAGES);
+        crate::safe_path::inside(&root, &path)?;
+        Ok(ResumePlan {
+            path,
+            command: format!("vibe --resume {}", crate::shell::quote(&id)),
+            cwd: Some(PathBuf::from(cwd)),
+        })
+    }
+
+    fn register_resumed(
+        &self,
+        session: &Session,
+        plan: &ResumePlan,
+        _env: &DiscoverEnv,
+    ) -> Result<(), FormatError> {
+        let cwd = plan
+            .cwd
+            .as_ref()
+            .map(|c| c.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        write::write_meta(session, &plan.path, &cwd)
+    }
+
+    fn can_write(&self) -> bool {
+        true
+    }
+
+    fn write(&self, session: &Session, out: &mut dyn Write) -> Result<Fidelity, FormatError> {
+        write::write(session, out)
     }
 }
 
