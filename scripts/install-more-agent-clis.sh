@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the real agent CLIs whose session files agentlog reads beyond the
 # first five (OpenCode, Qwen Code, GitHub Copilot CLI, Kilo Code, Continue,
-# Cline, Factory Droid from npm; Aider, Mistral Vibe 3.x and 2.x and Kimi
-# Code CLI from PyPI, Vibe and Kimi on the Python 3.13 of scripts/install-python313.sh), each
+# Cline, Factory Droid from npm; Aider, Mistral Vibe 3.x and 2.x, Kimi
+# Code CLI and OpenHands from PyPI, the last three on the Python 3.13 of scripts/install-python313.sh), each
 # pinned, each into its own directory target/agents/<name>, so the
 # conformance tests can run them
 # against the loopback mock model server. Idempotent: an installed CLI is
@@ -31,6 +31,9 @@ clis=(
   "vibe2|pypi313|mistral-vibe==2.20.0|venv/bin/vibe"
   # (kimi-cli 1.52.0 only prints that it is no longer maintained)
   "kimi|pypi313|kimi-cli==1.51.0|venv/bin/kimi"
+  # (the OpenHands CLI pins Python 3.12, which neither Debian release here
+  # has; openhands-ai 0.x runs headless on 3.13, with its event store)
+  "openhands|pypi313|openhands-ai==0.62.0|venv/lib/python3.13/site-packages/openhands/core/main.py"
 )
 
 want=("$@")

@@ -63,6 +63,10 @@ fn home_with_agents() -> TestEnv {
         &agent_fixtures().join("continue/1.5.47/sessions"),
         &env.home().join(".continue/sessions"),
     );
+    copy_dir(
+        &agent_fixtures().join("openhands/0.62.0/sessions"),
+        &env.home().join(".openhands/sessions"),
+    );
     env
 }
 
@@ -106,6 +110,8 @@ fn ls_show_search_stats_find_the_new_agents() {
         "37a91d42-cd7b-40eb-93cf-8db96f4297a4",
         "\"continue\"",
         "2affd20c-3f9d-4c27-ac2a-0f8167efecee",
+        "\"openhands\"",
+        "62b9a83c-90b6-44-31c975b237b53dc",
     ] {
         assert!(
             ls.stdout.contains(want),
@@ -137,6 +143,7 @@ fn ls_show_search_stats_find_the_new_agents() {
     assert!(search.stdout.contains("2cd12d6f"), "{}", search.stdout);
     assert!(search.stdout.contains("37a91d42"), "{}", search.stdout);
     assert!(search.stdout.contains("2affd20c"), "{}", search.stdout);
+    assert!(search.stdout.contains("62b9a83c"), "{}", search.stdout);
     let stats = env.run(&["stats", "--json"]);
     assert_eq!(stats.status, 0, "{}", stats.stderr);
     let v: serde_json::Value = serde_json::from_str(&stats.stdout).unwrap();

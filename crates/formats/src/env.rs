@@ -49,6 +49,8 @@ pub const AGENT_VARS: &[&str] = &[
     "CONTINUE_GLOBAL_DIR",
     "CLINE_DIR",
     "VIBE_HOME",
+    "KIMI_SHARE_DIR",
+    "FILE_STORE_PATH",
 ];
 
 /// Prefixes of further variables agents honour (`PI_CODING_AGENT_SESSION_DIR`,

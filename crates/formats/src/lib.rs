@@ -62,6 +62,7 @@ pub mod jido;
 pub mod json;
 pub mod kimi;
 pub mod opencode;
+pub mod openhands;
 pub mod pi;
 pub mod qwen;
 pub mod specstory;

@@ -1181,3 +1181,72 @@ fn continue_session_reads_turns_calls_results_and_usage_per_answer() {
         Some("mock-model")
     );
 }
+
+// ---- OpenHands ----
+
+#[test]
+fn openhands_event_store_reads_the_prompt_calls_results_answer_and_usage() {
+    let root = fixture("openhands/0.62.0/sessions");
+    let f = registry::by_name("openhands").unwrap();
+    let found = f.discover(&agentlog_formats::discover::DiscoverEnv {
+        roots: [("openhands".to_string(), vec![root.clone()])].into(),
+        ..Default::default()
+    });
+    assert_eq!(found.len(), 1, "{found:?}");
+    let events = &found[0];
+    assert!(events.ends_with("events"), "{events:?}");
+    // The folder and any of its event files are detected as OpenHands'.
+    assert_eq!(registry::detect(events).unwrap().name(), "openhands");
+    assert_eq!(
+        registry::detect(&events.join("5.json")).unwrap().name(),
+        "openhands"
+    );
+    let read = f.read_path(events).unwrap();
+    assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+    let s = read.session;
+    assert_eq!(s.meta.id, "62b9a83c-90b6-44-31c975b237b53dc");
+    assert_eq!(s.meta.cwd.as_deref(), Some("/tmp/ohp"));
+    assert_eq!(s.meta.model.model.as_deref(), Some("mock-model"));
+    assert_eq!(s.prompts(), ["What files are here?"]);
+    assert_eq!(
+        messages(&s, &Role::System)[0].injected.as_deref(),
+        Some("system_prompt")
+    );
+    assert!(has_thinking(&s, "I should look at the files first."));
+    assert_eq!(
+        tool_calls(&s),
+        [
+            ("call_mock_0_1".to_string(), "execute_bash".to_string()),
+            ("call_mock_1_0".to_string(), "finish".to_string())
+        ]
+    );
+    assert_eq!(
+        results(&s),
+        [("call_mock_0_1".to_string(), "README\n".to_string())]
+    );
+    assert_eq!(answers(&s), ["There is one file here: README."]);
+    let usage: Vec<(u64, u64, u64)> = messages(&s, &Role::Assistant)
+        .iter()
+        .filter_map(|m| m.usage.clone())
+        .map(|u| (u.input, u.output, u.reasoning))
+        .collect();
+    assert_eq!(usage, [(7236, 20, 9), (7331, 13, 0)]);
+    // The recall and the agent's state changes are kept as events.
+    let events: Vec<&str> = s
+        .entries
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Event { event_type, .. } => Some(event_type.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "recall",
+            "agent_state_changed",
+            "recall",
+            "agent_state_changed"
+        ]
+    );
+}

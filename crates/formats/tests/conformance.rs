@@ -98,6 +98,10 @@ const SAMPLES: &[(&str, &[&str])] = &[
         "continue",
         &["crates/formats/tests/fixtures/continue/1.5.47/sessions"],
     ),
+    (
+        "openhands",
+        &["crates/formats/tests/fixtures/openhands/0.62.0/sessions"],
+    ),
 ];
 
 /// Formats whose writer gives back a file it read as the same JSON values,

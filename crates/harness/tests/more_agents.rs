@@ -1108,3 +1108,113 @@ fn continue_sessions_are_read_completely() {
     // Continue keeps the reasoning's tokens, not its text.
     check_listing_as(s, &server, &replies, "Bash", Keeps::TokensNotText);
 }
+
+// ---- OpenHands ----
+
+#[test]
+fn openhands_sessions_are_read_completely() {
+    let Some(main) = cli(
+        "openhands",
+        "venv/lib/python3.13/site-packages/openhands/core/main.py",
+    ) else {
+        return;
+    };
+    let python = main.ancestors().nth(6).unwrap().join("bin/python");
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    // OpenHands sends the prompt, then the workspace's context as the last
+    // user message: the rule answers that one. Headless runs end with
+    // `finish`.
+    let first = vec![
+        thinking("I should look at the files first."),
+        tool_call(
+            "execute_bash",
+            json!({"command": "ls", "security_risk": "LOW"}),
+        ),
+    ];
+    let second = vec![tool_call(
+        "finish",
+        json!({"message": "There is one file here: README."}),
+    )];
+    let script = Script::default().rule(
+        Rule::new("RUNTIME_INFORMATION")
+            .then(first.clone())
+            .then(second.clone()),
+    );
+    let server = MockServer::start(script).unwrap();
+    let mut c = command(&python, &home, &cwd, None);
+    c.args(["-m", "openhands.core.main", "-t", "What files are here?"])
+        .env("RUNTIME", "cli")
+        // The project is the workspace (else a new temporary folder is).
+        .env("SANDBOX_VOLUMES", format!("{}:/workspace:rw", cwd.display()))
+        .env("LLM_MODEL", "openai/mock-model")
+        .env("LLM_BASE_URL", format!("{}/v1", server.url()))
+        .env("LLM_API_KEY", "sk-mock")
+        .env("LLM_NATIVE_TOOL_CALLING", "true")
+        .env("FILE_STORE", "local")
+        .env("FILE_STORE_PATH", home.join(".openhands"))
+        .env("LOG_LEVEL", "WARNING");
+    run(c, "openhands headless");
+    let f = registry::by_name("openhands").unwrap();
+    let found = sessions(f, &home, &[]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let read = f.read_path(&found[0]).unwrap();
+    assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+    let s = &read.session;
+    assert_eq!(s.meta.cwd.as_deref(), Some(cwd.to_str().unwrap()));
+    assert_eq!(texts(s, &Role::User), ["What files are here?"]);
+    assert_eq!(thinking_texts(s), ["I should look at the files first."]);
+    let c = calls(s);
+    assert_eq!(
+        c[0],
+        (
+            "execute_bash".to_string(),
+            json!({"command": "ls", "security_risk": "LOW"})
+        )
+    );
+    assert_eq!(c[1].0, "finish");
+    let r = results(s);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(
+        sent_results(&server)
+            .iter()
+            .any(|o| o.contains(r[0].trim())),
+        "result {:?} is not what the model received: {:?}",
+        r[0],
+        sent_results(&server)
+    );
+    assert_eq!(
+        texts(s, &Role::Assistant),
+        ["There is one file here: README."]
+    );
+    // Each answer has its response's usage, as the mock reported it.
+    let usages: Vec<agentlog_model::Usage> = s
+        .entries
+        .iter()
+        .filter_map(|e| e.message())
+        .filter_map(|m| m.usage.clone())
+        .collect();
+    let inputs: Vec<u64> = server.turns().iter().map(request_tokens).collect();
+    assert_eq!(
+        usages
+            .iter()
+            .map(|u| u.input + u.cache_read)
+            .collect::<Vec<_>>(),
+        inputs
+    );
+    let outputs: Vec<(u64, u64)> = [first, second]
+        .iter()
+        .map(|r| {
+            let (o, t) = reply_tokens(r);
+            (o + t, t)
+        })
+        .collect();
+    assert_eq!(
+        usages
+            .iter()
+            .map(|u| (u.output, u.reasoning))
+            .collect::<Vec<_>>(),
+        outputs
+    );
+}

@@ -1,0 +1,108 @@
+//! OpenHands sessions in its event store (`~/.openhands/sessions/<id>/`),
+//! as `openhands-ai` 0.x writes them in headless mode and its server:
+//! `events/<n>.json`, one event a file, numbered from 0.
+//!
+//! - An event is an action or an observation: `id`, `timestamp`, `source`
+//!   (`user`, `agent`, `environment`), `message`, `action` with `args` or
+//!   `observation` with `content` and `extras`, `cause` (the action an
+//!   observation answers), and for tool use `tool_call_metadata`: the
+//!   function and call id and the model's whole response (its reasoning,
+//!   the call's arguments, the response's usage).
+//! - `system` is the system prompt (marked injected); `message` actions are
+//!   prompts and answers; actions with tool call metadata are the model's
+//!   calls (`finish` also gives its final thought as the answer's text),
+//!   with the response's reasoning and usage on the first call of each
+//!   response; observations with it are the calls' results. Other events
+//!   (`recall`, `agent_state_changed`, `null`, …) are kept as events.
+//!
+//! The session is named by its `events` directory. Reading only.
+
+mod read;
+mod validate;
+mod wire;
+
+use crate::env::{list_dirs, DiscoverEnv};
+use crate::{Diagnostic, Format, FormatError, Read};
+use agentlog_model::Agent;
+use std::path::{Path, PathBuf};
+
+/// The registry name.
+const FORMAT_NAME: &str = "openhands";
+
+/// The OpenHands format.
+pub struct OpenHandsFormat;
+
+/// The registry entry.
+pub static FORMAT: OpenHandsFormat = OpenHandsFormat;
+
+/// Returns OpenHands' file store: `$FILE_STORE_PATH`, else `~/.openhands`.
+pub fn file_store(env: &DiscoverEnv) -> PathBuf {
+    env.var_path("FILE_STORE_PATH")
+        .unwrap_or_else(|| env.home.join(".openhands"))
+}
+
+impl Format for OpenHandsFormat {
+    fn name(&self) -> &'static str {
+        FORMAT_NAME
+    }
+
+    fn description(&self) -> &'static str {
+        "OpenHands event store (sessions/<id>/events/<n>.json)"
+    }
+
+    fn agent(&self) -> Agent {
+        Agent::Other("openhands".into())
+    }
+
+    fn extension(&self) -> &'static str {
+        "json"
+    }
+
+    fn detect(&self, path: &Path, head: &[u8]) -> u8 {
+        if wire::events_dir(path).is_some_and(|d| d.join("0.json").is_file()) && head.is_empty() {
+            return 95;
+        }
+        let text = crate::jsonl::head_text(head, head.len());
+        let event = text.contains("\"source\"")
+            && (text.contains("\"action\"") || text.contains("\"observation\""));
+        if event && wire::events_dir(path).is_some() {
+            90
+        } else {
+            0
+        }
+    }
+
+    fn discover(&self, env: &DiscoverEnv) -> Vec<PathBuf> {
+        let roots = match env.roots_for(FORMAT_NAME) {
+            Some(r) => r.to_vec(),
+            None => vec![file_store(env).join("sessions")],
+        };
+        let mut out = Vec::new();
+        for root in roots {
+            crate::env::note_dir(&root);
+            for session in list_dirs(&root) {
+                let events = session.join(wire::EVENTS);
+                if events.is_dir() {
+                    out.push(events);
+                }
+            }
+        }
+        out
+    }
+
+    fn read_path(&self, path: &Path) -> Result<Read, FormatError> {
+        let mut read = read::read(path)?;
+        read.diagnostics = crate::diag::summarize(std::mem::take(&mut read.diagnostics), 100);
+        Ok(read)
+    }
+
+    fn read_bytes(&self, path: &Path, _bytes: &[u8]) -> Result<Read, FormatError> {
+        // The events are many files: read from the directory, whatever file
+        // of it was given.
+        read::read(path)
+    }
+
+    fn validate(&self, path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
+        validate::validate(path)
+    }
+}
