@@ -1147,7 +1147,10 @@ fn openhands_sessions_are_read_completely() {
     c.args(["-m", "openhands.core.main", "-t", "What files are here?"])
         .env("RUNTIME", "cli")
         // The project is the workspace (else a new temporary folder is).
-        .env("SANDBOX_VOLUMES", format!("{}:/workspace:rw", cwd.display()))
+        .env(
+            "SANDBOX_VOLUMES",
+            format!("{}:/workspace:rw", cwd.display()),
+        )
         .env("LLM_MODEL", "openai/mock-model")
         .env("LLM_BASE_URL", format!("{}/v1", server.url()))
         .env("LLM_API_KEY", "sk-mock")
