@@ -1221,3 +1221,197 @@ fn openhands_sessions_are_read_completely() {
         outputs
     );
 }
+
+// ---- Cline CLI ----
+
+#[test]
+fn cline_sessions_are_read_completely() {
+    let Some(bin) = cli("cline", "node_modules/.bin/cline") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let first = vec![
+        thinking("I should look at the files first."),
+        tool_call("run_commands", json!({"commands": ["ls"]})),
+    ];
+    let second = vec![text("There is one file here: README.")];
+    let script = Script::default().rule(
+        Rule::new("What files are here")
+            .then(first.clone())
+            .then(second.clone()),
+    );
+    let server = MockServer::start(script).unwrap();
+    // Local sessions only: Cline otherwise leaves a daemon running.
+    let cline = |args: &[&str]| {
+        let mut c = command(&bin, &home, &cwd, None);
+        c.env("CLINE_SESSION_BACKEND_MODE", "local").args(args);
+        c
+    };
+    let base = format!("{}/v1", server.url());
+    run(
+        cline(&[
+            "auth",
+            "-p",
+            "openai",
+            "-k",
+            "sk-mock",
+            "-m",
+            "mock-model",
+            "-b",
+            &base,
+        ]),
+        "cline auth",
+    );
+    run(cline(&["What files are here?", "-t", "100"]), "cline");
+    let f = registry::by_name("cline").unwrap();
+    let found = sessions(f, &home, &[]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let read = f.read_path(&found[0]).unwrap();
+    assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+    assert!(f.drift(&read).is_empty(), "{:?}", f.drift(&read));
+    let s = &read.session;
+    assert_eq!(s.meta.cwd.as_deref(), Some(cwd.to_str().unwrap()));
+    let users = texts(s, &Role::User);
+    assert!(
+        users.iter().any(|u| u.contains("What files are here?")),
+        "{users:?}"
+    );
+    assert_eq!(thinking_texts(s), ["I should look at the files first."]);
+    assert_eq!(
+        calls(s),
+        [("run_commands".to_string(), json!({"commands": ["ls"]}))]
+    );
+    let r = results(s);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].contains("README"), "{r:?}");
+    assert_eq!(
+        texts(s, &Role::Assistant),
+        ["There is one file here: README."]
+    );
+    // Each answer has its model call's usage, as the mock reported it.
+    let usages: Vec<agentlog_model::Usage> = s
+        .entries
+        .iter()
+        .filter_map(|e| e.message())
+        .filter_map(|m| m.usage.clone())
+        .collect();
+    let inputs: Vec<u64> = server.turns().iter().map(request_tokens).collect();
+    assert_eq!(
+        usages
+            .iter()
+            .map(|u| u.input + u.cache_read)
+            .collect::<Vec<_>>(),
+        inputs
+    );
+    let outputs: Vec<u64> = [first, second]
+        .iter()
+        .map(|r| {
+            let (o, t) = reply_tokens(r);
+            o + t
+        })
+        .collect();
+    assert_eq!(usages.iter().map(|u| u.output).collect::<Vec<_>>(), outputs);
+}
+
+// ---- Aider ----
+
+#[test]
+fn aider_histories_are_read_completely() {
+    let Some(bin) = cli("aider", "venv/bin/aider") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    // Aider works in a git repository; its history is found in projects
+    // under the home directory.
+    let cwd = home.join("proj");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&cwd)
+        .status()
+        .unwrap();
+    assert!(git.success());
+    let edit = "Here is the change.\n\nhello.py\n```python\nprint('hello')\n```";
+    // Aider declares no tools: the rules answer requests without them.
+    let script = Script::default()
+        .rule(
+            Rule::new("Create hello.py")
+                .then(vec![text(edit)])
+                .any_request(),
+        )
+        .rule(
+            Rule::new("What does it print")
+                .then(vec![text("It prints hello.")])
+                .any_request(),
+        );
+    let server = MockServer::start(script).unwrap();
+    let aider = |extra: &[&str], message: &str| {
+        let mut c = command(&bin, &home, &cwd, None);
+        c.env("OPENAI_API_BASE", format!("{}/v1", server.url()))
+            .env("OPENAI_API_KEY", "sk-mock")
+            .args([
+                "--model",
+                "openai/mock-model",
+                "--yes-always",
+                "--no-check-update",
+                "--no-show-model-warnings",
+                "--no-analytics",
+                "--no-auto-commits",
+            ])
+            .args(extra)
+            .args(["--message", message, "hello.py"]);
+        c
+    };
+    run(aider(&[], "Create hello.py that prints hello"), "aider");
+    run(
+        aider(&["--restore-chat-history"], "What does it print?"),
+        "aider --restore-chat-history",
+    );
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("hello.py")).unwrap(),
+        "print('hello')\n",
+        "aider applied the edit"
+    );
+    let f = registry::by_name("aider").unwrap();
+    let found = sessions(f, &home, &[]);
+    assert_eq!(found, [cwd.join(".aider.chat.history.md")]);
+    let read = f.read_path(&found[0]).unwrap();
+    let s = &read.session;
+    assert_eq!(
+        texts(s, &Role::User),
+        ["Create hello.py that prints hello", "What does it print?"]
+    );
+    assert_eq!(texts(s, &Role::Assistant), [edit, "It prints hello."]);
+    // Every answer has the usage of Aider's own token line after it.
+    let history = std::fs::read_to_string(&found[0]).unwrap();
+    let lines: Vec<(u64, u64)> = history
+        .lines()
+        .filter_map(|l| l.strip_prefix("> Tokens: "))
+        .map(|l| {
+            let n = |w: &str| {
+                l.split(w)
+                    .next()
+                    .unwrap()
+                    .rsplit(' ')
+                    .next()
+                    .unwrap()
+                    .replace(',', "")
+                    .parse::<u64>()
+                    .unwrap()
+            };
+            (n(" sent"), n(" received"))
+        })
+        .collect();
+    assert_eq!(lines.len(), 2, "{history}");
+    let usages: Vec<(u64, u64)> = s
+        .entries
+        .iter()
+        .filter_map(|e| e.message())
+        .filter(|m| m.role == Role::Assistant)
+        .filter_map(|m| m.usage.as_ref().map(|u| (u.input + u.cache_read, u.output)))
+        .collect();
+    assert_eq!(usages, lines);
+}
