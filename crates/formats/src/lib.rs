@@ -45,6 +45,7 @@ pub mod registry;
 pub mod render;
 pub mod safe_path;
 pub mod shell;
+pub(crate) mod sqlite;
 
 pub mod acpx;
 pub mod aider;

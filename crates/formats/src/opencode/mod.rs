@@ -40,12 +40,10 @@ mod wire;
 
 use crate::env::DiscoverEnv;
 use crate::member::{member_path, split_member};
+use crate::sqlite::SQLITE_MAGIC;
 use crate::{Format, FormatError, Read};
 use agentlog_model::Agent;
 use std::path::{Path, PathBuf};
-
-/// The first bytes of every SQLite database file.
-const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 
 /// OpenCode or one of its forks.
 pub struct OpenCodeFormat {
