@@ -67,6 +67,11 @@ fn home_with_agents() -> TestEnv {
         &agent_fixtures().join("openhands/0.62.0/sessions"),
         &env.home().join(".openhands/sessions"),
     );
+    // A Crush project under the home directory.
+    copy_dir(
+        &agent_fixtures().join("crush/mcpfier-2025-08"),
+        &env.home().join("mcpfier"),
+    );
     env
 }
 
@@ -112,6 +117,8 @@ fn ls_show_search_stats_find_the_new_agents() {
         "2affd20c-3f9d-4c27-ac2a-0f8167efecee",
         "\"openhands\"",
         "62b9a83c-90b6-44-31c975b237b53dc",
+        "\"crush\"",
+        "5ab22793-cccf-4152-bd86-0961dbffd0f6",
     ] {
         assert!(
             ls.stdout.contains(want),

@@ -56,6 +56,7 @@ pub mod codex;
 #[path = "continue/mod.rs"]
 pub mod continue_cli;
 pub mod copilot;
+pub mod crush;
 pub mod cursor;
 pub mod droid;
 pub mod gemini;

@@ -1250,3 +1250,69 @@ fn openhands_event_store_reads_the_prompt_calls_results_answer_and_usage() {
         ]
     );
 }
+
+// ---- Crush ----
+
+#[test]
+fn crush_databases_of_two_schema_versions_read_turns_calls_results_and_totals() {
+    let f = registry::by_name("crush").unwrap();
+    let root = fixture("crush");
+    let mut found = f.discover(&agentlog_formats::discover::DiscoverEnv {
+        roots: [("crush".to_string(), vec![root.clone()])].into(),
+        ..Default::default()
+    });
+    found.sort();
+    let old = root.join("mcpfier-2025-08/.crush/crush.db#5ab22793-cccf-4152-bd86-0961dbffd0f6");
+    let new = root.join("cisco-auto-2026-04/.crush/crush.db#05193330-a419-4f38-a955-8ea6c72cccc2");
+    assert_eq!(found, [new.clone(), old.clone()]);
+    assert_eq!(registry::detect(&old).unwrap().name(), "crush");
+
+    let read = f.read_path(&old).unwrap();
+    assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+    assert!(f.drift(&read).is_empty(), "{:?}", f.drift(&read));
+    let s = read.session;
+    assert_eq!(s.meta.cwd.as_deref(), root.join("mcpfier-2025-08").to_str());
+    // "New Session" is Crush's placeholder, not a title.
+    assert_eq!(s.meta.title, None);
+    assert_eq!(
+        s.meta.created_at,
+        Some(agentlog_model::Timestamp::Millis(1754564779000))
+    );
+    assert_eq!(s.prompts().len(), 7);
+    assert!(
+        s.prompts()[0].starts_with("Help me build mcpfier"),
+        "{:?}",
+        s.prompts()
+    );
+    assert_eq!(s.prompts()[1], "I'd like to use Go");
+    let calls = tool_calls(&s);
+    assert_eq!(calls.len(), 9, "{calls:?}");
+    let r = results(&s);
+    assert_eq!(r.len(), 9);
+    // Every result answers a call of the session.
+    assert!(r.iter().all(|(id, _)| calls.iter().any(|(c, _)| c == id)));
+    assert!(messages(&s, &Role::Assistant)
+        .iter()
+        .all(|m| m.model.as_deref() == Some("gpt-4o")));
+    // The session's totals, on its last answer.
+    let u = s.total_usage();
+    assert_eq!((u.input, u.output), (15361, 146));
+    assert!((u.cost_usd.unwrap() - 0.48076).abs() < 1e-9);
+
+    let read = f.read_path(&new).unwrap();
+    assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+    assert!(f.drift(&read).is_empty(), "{:?}", f.drift(&read));
+    let s = read.session;
+    assert_eq!(tool_calls(&s).len(), 51);
+    assert_eq!(results(&s).len(), 51);
+    // The pasted file is kept as its part; the todos as JSON.
+    let first = messages(&s, &Role::User)[0];
+    assert!(first.content.iter().any(|b| matches!(&b.kind,
+        BlockKind::Other { value } if value["type"] == "binary")));
+    let row = &s.meta.extra["session_row"];
+    assert!(
+        row["todos"].as_array().is_some_and(|t| !t.is_empty()),
+        "{row}"
+    );
+    assert_eq!(s.total_usage().output, 72);
+}

@@ -102,6 +102,13 @@ const SAMPLES: &[(&str, &[&str])] = &[
         "openhands",
         &["crates/formats/tests/fixtures/openhands/0.62.0/sessions"],
     ),
+    (
+        "crush",
+        &[
+            "crates/formats/tests/fixtures/crush/mcpfier-2025-08",
+            "crates/formats/tests/fixtures/crush/cisco-auto-2026-04",
+        ],
+    ),
 ];
 
 /// Formats whose writer gives back a file it read as the same JSON values,
