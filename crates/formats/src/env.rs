@@ -51,6 +51,7 @@ pub const AGENT_VARS: &[&str] = &[
     "VIBE_HOME",
     "KIMI_SHARE_DIR",
     "FILE_STORE_PATH",
+    "CRUSH_GLOBAL_DATA",
 ];
 
 /// Prefixes of further variables agents honour (`PI_CODING_AGENT_SESSION_DIR`,

@@ -1316,3 +1316,46 @@ fn crush_databases_of_two_schema_versions_read_turns_calls_results_and_totals() 
     );
     assert_eq!(s.total_usage().output, 72);
 }
+
+#[test]
+fn crush_projects_are_found_from_its_project_list_and_under_home() {
+    let home = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let copy = |to: &Path| {
+        std::fs::create_dir_all(to.join(".crush")).unwrap();
+        std::fs::copy(
+            fixture("crush/mcpfier-2025-08/.crush/crush.db"),
+            to.join(".crush/crush.db"),
+        )
+        .unwrap();
+    };
+    // One project two levels under home, one outside it that Crush lists.
+    copy(&home.path().join("src/a"));
+    let b = elsewhere.path().join("b");
+    copy(&b);
+    let global = home.path().join(".local/share/crush");
+    std::fs::create_dir_all(&global).unwrap();
+    std::fs::write(
+        global.join("projects.json"),
+        serde_json::json!({"projects": [{"path": b, "data_dir": b.join(".crush"),
+            "last_accessed": "2026-01-01T00:00:00Z"}]})
+        .to_string(),
+    )
+    .unwrap();
+    // A hidden folder under home is not a project.
+    copy(&home.path().join(".cache/c"));
+    let f = registry::by_name("crush").unwrap();
+    let found = f.discover(&agentlog_formats::discover::DiscoverEnv::with_home(
+        home.path(),
+    ));
+    let dbs: Vec<PathBuf> = found
+        .iter()
+        .map(|p| agentlog_formats::member::split_member(p).unwrap().0)
+        .collect();
+    assert_eq!(dbs.len(), 2, "{found:?}");
+    assert!(
+        dbs.contains(&home.path().join("src/a/.crush/crush.db")),
+        "{dbs:?}"
+    );
+    assert!(dbs.contains(&b.join(".crush/crush.db")), "{dbs:?}");
+}

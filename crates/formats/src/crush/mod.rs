@@ -13,7 +13,8 @@
 //!   kept as they are.
 //! - The project is the folder holding `.crush`.
 //!
-//! Found in `~/.local/share/crush/projects.json`'s projects and in the
+//! Found in the projects of Crush's `projects.json` (in
+//! `$CRUSH_GLOBAL_DATA`, `$XDG_DATA_HOME/crush` or `~/.local/share/crush`) and in the
 //! projects under the home directory (`~/*`, `~/*/*`). Reading only (the
 //! live database belongs to the agent).
 
@@ -41,7 +42,12 @@ pub static FORMAT: CrushFormat = CrushFormat;
 /// home directory.
 fn databases(env: &DiscoverEnv) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let list = env.xdg_data_home().join("crush").join("projects.json");
+    // Crush's global data folder: `$CRUSH_GLOBAL_DATA`, else
+    // `$XDG_DATA_HOME/crush`, else `~/.local/share/crush`.
+    let global = env
+        .var_path("CRUSH_GLOBAL_DATA")
+        .unwrap_or_else(|| env.xdg_data_home().join("crush"));
+    let list = global.join("projects.json");
     if let Some(projects) = crate::input::read_file(&list)
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
@@ -52,10 +58,15 @@ fn databases(env: &DiscoverEnv) -> Vec<PathBuf> {
             .into_iter()
             .flatten()
         {
+            let project = p.get("path").and_then(|d| d.as_str()).map(PathBuf::from);
             let dir = p
                 .get("data_dir")
                 .and_then(|d| d.as_str())
-                .map(PathBuf::from)
+                .map(|d| match &project {
+                    // A relative data folder is the project's.
+                    Some(root) if Path::new(d).is_relative() => root.join(d),
+                    _ => PathBuf::from(d),
+                })
                 .or_else(|| {
                     p.get("path")
                         .and_then(|d| d.as_str())
