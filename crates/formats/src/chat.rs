@@ -7,6 +7,23 @@ use crate::Fidelity;
 use agentlog_model::{Block, BlockKind, Entry, EntryKind, Extra, Message, Role, Session};
 use serde_json::{json, Map, Value};
 
+/// Reads an OpenAI-shaped `usage` (Chat Completions, also as LiteLLM
+/// passes it on): `prompt_tokens` includes the cached ones
+/// (`prompt_tokens_details.cached_tokens`), `completion_tokens` the
+/// reasoning (`completion_tokens_details.reasoning_tokens`).
+pub(crate) fn openai_usage(u: &Value) -> agentlog_model::Usage {
+    let num = |p: &str| u.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+    let cache_read = num("/prompt_tokens_details/cached_tokens");
+    agentlog_model::Usage {
+        input: num("/prompt_tokens").saturating_sub(cache_read),
+        output: num("/completion_tokens"),
+        cache_read,
+        reasoning: num("/completion_tokens_details/reasoning_tokens"),
+        total: u.get("total_tokens").and_then(Value::as_u64),
+        ..agentlog_model::Usage::default()
+    }
+}
+
 /// Entry extra: the message had no `message_id` (its id was made up).
 pub(crate) const SYNTHETIC_ID: &str = "$synthetic_id";
 /// Block extra: thinking read from `reasoning_content`, not from a part.

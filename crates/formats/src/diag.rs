@@ -330,3 +330,37 @@ pub fn orphan_results(path: &Path, session: &agentlog_model::Session) -> Vec<Dia
     }
     out
 }
+
+/// An `unknown-role` warning for every message whose role is not one of
+/// `roles`, which `agent` writes.
+pub fn roles_outside(
+    path: &Path,
+    session: &agentlog_model::Session,
+    roles: &[agentlog_model::Role],
+    agent: &str,
+) -> Vec<Diagnostic> {
+    use agentlog_model::EntryKind;
+    let names: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
+    let said = match names.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    session
+        .entries
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Message(m) if !roles.contains(&m.role) => Some(Diagnostic::warning(
+                path,
+                e.line,
+                "unknown-role",
+                format!(
+                    "message {} has role \"{}\"; {agent} writes {said}",
+                    e.id,
+                    m.role.as_str()
+                ),
+            )),
+            _ => None,
+        })
+        .collect()
+}

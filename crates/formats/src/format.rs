@@ -155,3 +155,17 @@ pub trait Format: Send + Sync {
         })
     }
 }
+
+/// The working directory a session is resumed in, for agents that keep
+/// sessions by project; a session with none cannot be resumed in `format`.
+pub(crate) fn resume_cwd(session: &Session, format: &'static str) -> Result<String, FormatError> {
+    session
+        .meta
+        .cwd
+        .clone()
+        .filter(|c| !c.is_empty())
+        .ok_or(FormatError::Unsupported {
+            format,
+            operation: "resuming a session with no working directory",
+        })
+}

@@ -319,6 +319,39 @@ fn check_listing_as(
     );
 }
 
+/// Checks that the answers of `s` with usage have, in order, the usage the
+/// mock reported for each model call (`replies` in order): its input, and
+/// its output with the reasoning in it. Returns those usages.
+fn check_usage_per_call(
+    s: &Session,
+    server: &MockServer,
+    replies: &[Vec<Part>],
+) -> Vec<agentlog_model::Usage> {
+    let usages: Vec<agentlog_model::Usage> = s
+        .entries
+        .iter()
+        .filter_map(|e| e.message())
+        .filter_map(|m| m.usage.clone())
+        .collect();
+    let inputs: Vec<u64> = server.turns().iter().map(request_tokens).collect();
+    assert_eq!(
+        usages
+            .iter()
+            .map(|u| u.input + u.cache_read)
+            .collect::<Vec<_>>(),
+        inputs
+    );
+    let outputs: Vec<u64> = replies
+        .iter()
+        .map(|r| {
+            let (o, t) = reply_tokens(r);
+            o + t
+        })
+        .collect();
+    assert_eq!(usages.iter().map(|u| u.output).collect::<Vec<_>>(), outputs);
+    usages
+}
+
 /// True when some model request carried `needle` in a user item.
 fn model_saw(server: &MockServer, needle: &str) -> bool {
     server.requests().iter().any(|r| {
@@ -1191,34 +1224,11 @@ fn openhands_sessions_are_read_completely() {
         texts(s, &Role::Assistant),
         ["There is one file here: README."]
     );
-    // Each answer has its response's usage, as the mock reported it.
-    let usages: Vec<agentlog_model::Usage> = s
-        .entries
-        .iter()
-        .filter_map(|e| e.message())
-        .filter_map(|m| m.usage.clone())
-        .collect();
-    let inputs: Vec<u64> = server.turns().iter().map(request_tokens).collect();
+    let usages = check_usage_per_call(s, &server, &[first.clone(), second]);
+    let think = reply_tokens(&first).1;
     assert_eq!(
-        usages
-            .iter()
-            .map(|u| u.input + u.cache_read)
-            .collect::<Vec<_>>(),
-        inputs
-    );
-    let outputs: Vec<(u64, u64)> = [first, second]
-        .iter()
-        .map(|r| {
-            let (o, t) = reply_tokens(r);
-            (o + t, t)
-        })
-        .collect();
-    assert_eq!(
-        usages
-            .iter()
-            .map(|u| (u.output, u.reasoning))
-            .collect::<Vec<_>>(),
-        outputs
+        usages.iter().map(|u| u.reasoning).collect::<Vec<_>>(),
+        [think, 0]
     );
 }
 
@@ -1290,29 +1300,7 @@ fn cline_sessions_are_read_completely() {
         texts(s, &Role::Assistant),
         ["There is one file here: README."]
     );
-    // Each answer has its model call's usage, as the mock reported it.
-    let usages: Vec<agentlog_model::Usage> = s
-        .entries
-        .iter()
-        .filter_map(|e| e.message())
-        .filter_map(|m| m.usage.clone())
-        .collect();
-    let inputs: Vec<u64> = server.turns().iter().map(request_tokens).collect();
-    assert_eq!(
-        usages
-            .iter()
-            .map(|u| u.input + u.cache_read)
-            .collect::<Vec<_>>(),
-        inputs
-    );
-    let outputs: Vec<u64> = [first, second]
-        .iter()
-        .map(|r| {
-            let (o, t) = reply_tokens(r);
-            o + t
-        })
-        .collect();
-    assert_eq!(usages.iter().map(|u| u.output).collect::<Vec<_>>(), outputs);
+    check_usage_per_call(s, &server, &[first, second]);
 }
 
 // ---- Aider ----

@@ -2,7 +2,7 @@
 //! messages of the two roles Cline writes, and results that answer calls.
 
 use crate::{diag, Diagnostic, FormatError};
-use agentlog_model::{EntryKind, Role};
+use agentlog_model::Role;
 use serde_json::Value;
 use std::path::Path;
 
@@ -22,22 +22,12 @@ pub(super) fn validate(path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
             "no `sessionId`; the id is taken from the file name",
         ));
     }
-    for e in &session.entries {
-        if let EntryKind::Message(m) = &e.kind {
-            if !matches!(m.role, Role::User | Role::Assistant) {
-                diags.push(Diagnostic::warning(
-                    path,
-                    e.line,
-                    "unknown-role",
-                    format!(
-                        "message {} has role \"{}\"; Cline writes user and assistant",
-                        e.id,
-                        m.role.as_str()
-                    ),
-                ));
-            }
-        }
-    }
+    diags.extend(diag::roles_outside(
+        path,
+        &session,
+        &[Role::User, Role::Assistant],
+        "Cline",
+    ));
     diags.extend(diag::orphan_results(path, &session));
     Ok(diags)
 }

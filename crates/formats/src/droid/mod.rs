@@ -117,12 +117,7 @@ impl Format for DroidFormat {
     /// Returns `<sessions>/<cwd with / as ->/<id>.jsonl` (where Droid keeps
     /// a session of that folder) and `droid --resume <id>`.
     fn resume_plan(&self, session: &Session, env: &DiscoverEnv) -> Result<ResumePlan, FormatError> {
-        let Some(cwd) = session.meta.cwd.clone().filter(|c| !c.is_empty()) else {
-            return Err(FormatError::Unsupported {
-                format: FORMAT_NAME,
-                operation: "resuming a session with no working directory",
-            });
-        };
+        let cwd = crate::format::resume_cwd(session, FORMAT_NAME)?;
         let id = droid_session_id(session);
         let root = sessions_dir(env);
         let path = root

@@ -106,12 +106,7 @@ impl Format for KimiFormat {
     }
 
     fn resume_plan(&self, session: &Session, env: &DiscoverEnv) -> Result<ResumePlan, FormatError> {
-        let Some(cwd) = session.meta.cwd.clone().filter(|c| !c.is_empty()) else {
-            return Err(FormatError::Unsupported {
-                format: FORMAT_NAME,
-                operation: "resuming a session with no working directory",
-            });
-        };
+        let cwd = crate::format::resume_cwd(session, FORMAT_NAME)?;
         let id = crate::safe_path::component(&session.meta.id);
         let root = kimi_dir(env).join("sessions");
         let path = root

@@ -170,13 +170,7 @@ impl Format for QwenFormat {
 
     fn resume_plan(&self, session: &Session, env: &DiscoverEnv) -> Result<ResumePlan, FormatError> {
         let id = qwen_session_id(session);
-        let cwd = session.meta.cwd.clone().filter(|c| !c.is_empty());
-        let Some(cwd) = cwd else {
-            return Err(FormatError::Unsupported {
-                format: FORMAT_NAME,
-                operation: "resuming a session with no working directory",
-            });
-        };
+        let cwd = crate::format::resume_cwd(session, FORMAT_NAME)?;
         let root = qwen_dir(env).join("projects");
         let path = root
             .join(crate::safe_path::component(&project_id(&cwd)))

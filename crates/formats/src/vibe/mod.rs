@@ -151,12 +151,7 @@ impl Format for VibeFormat {
     }
 
     fn resume_plan(&self, session: &Session, env: &DiscoverEnv) -> Result<ResumePlan, FormatError> {
-        let Some(cwd) = session.meta.cwd.clone().filter(|c| !c.is_empty()) else {
-            return Err(FormatError::Unsupported {
-                format: FORMAT_NAME,
-                operation: "resuming a session with no working directory",
-            });
-        };
+        let cwd = crate::format::resume_cwd(session, FORMAT_NAME)?;
         let id = crate::safe_path::component(&session.meta.id);
         // Vibe finds a 2.x session by its id's first eight characters.
         let short: String = id.chars().take(8).collect();

@@ -2,31 +2,18 @@
 //! of the roles Vibe writes, and tool results that answer calls.
 
 use crate::{diag, Diagnostic, FormatError};
-use agentlog_model::{EntryKind, Role};
+use agentlog_model::Role;
 use std::path::Path;
 
 /// Returns every problem of the session file at `path`.
 pub(super) fn validate(path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
     let (session, mut diags) = diag::read_and_check(&super::FORMAT, path)?;
-    for e in &session.entries {
-        if let EntryKind::Message(m) = &e.kind {
-            if !matches!(
-                m.role,
-                Role::User | Role::Assistant | Role::Tool | Role::System
-            ) {
-                diags.push(Diagnostic::warning(
-                    path,
-                    e.line,
-                    "unknown-role",
-                    format!(
-                        "message {} has role \"{}\"; Vibe writes user, assistant, tool and system",
-                        e.id,
-                        m.role.as_str()
-                    ),
-                ));
-            }
-        }
-    }
+    diags.extend(diag::roles_outside(
+        path,
+        &session,
+        &[Role::User, Role::Assistant, Role::Tool, Role::System],
+        "Vibe",
+    ));
     diags.extend(diag::orphan_results(path, &session));
     Ok(diags)
 }
