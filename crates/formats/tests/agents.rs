@@ -1358,4 +1358,18 @@ fn crush_projects_are_found_from_its_project_list_and_under_home() {
         "{dbs:?}"
     );
     assert!(dbs.contains(&b.join(".crush/crush.db")), "{dbs:?}");
+    // What discovery looked in includes a project with no database yet,
+    // so that one Crush starts there later is found.
+    std::fs::create_dir_all(home.path().join("src/plain")).unwrap();
+    let report = agentlog_formats::discover::discover_report(
+        &agentlog_formats::discover::DiscoverEnv::with_home(home.path()),
+        Some(&["crush".to_string()]),
+    );
+    let looked: Vec<&Path> = report.dirs.iter().map(|(d, _)| d.as_path()).collect();
+    for dir in ["src/plain", "src/a/.crush"] {
+        assert!(
+            looked.contains(&home.path().join(dir).as_path()),
+            "{dir}: {looked:?}"
+        );
+    }
 }

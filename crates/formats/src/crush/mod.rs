@@ -92,6 +92,15 @@ fn databases(env: &DiscoverEnv) -> Vec<PathBuf> {
             .iter()
             .map(|p| p.join(wire::DATA_DIR).join(wire::DB)),
     );
+    // Noted, so that a later database is found: a project's `.crush` (or,
+    // until Crush makes it, the project) changes when one is made, and the
+    // project list's folder when Crush lists a project.
+    crate::env::note_dir(&global);
+    for db in &out {
+        if let Some(dir) = db.parent() {
+            crate::env::note_dir(dir);
+        }
+    }
     out.retain(|p| p.is_file());
     crate::env::sort_paths(&mut out);
     out.dedup();
