@@ -1,10 +1,12 @@
-//! Reading agents' SQLite databases (OpenCode, Kilo Code, Crush) safely:
-//! read-only, with the write-ahead log (where most of a live session is),
-//! waiting briefly for a writer, rows as JSON objects.
+//! Reading agents' SQLite databases (OpenCode, Kilo Code, Crush, Cursor's
+//! chat stores) safely: read-only, with the write-ahead log (where most of a
+//! live session is), waiting briefly for a writer, the connection hardened
+//! against a database made to attack its reader (one in a cloned
+//! repository), only plain tables read, rows as JSON objects.
 
 use crate::FormatError;
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use serde_json::{Map, Value};
 use std::path::Path;
 use std::time::Duration;
@@ -34,36 +36,91 @@ fn uri(path: &Path, query: &str) -> String {
     s
 }
 
-/// Opens the database at `path` read-only (never `immutable`: that would
-/// skip the write-ahead log) and checks it has `tables`; `what` names the
-/// kind of database in the error ("an OpenCode").
+/// How long reading one database may take before it is interrupted.
+const READ_LIMIT: Duration = Duration::from_secs(60);
+
+/// Sets a connection to a database from outside up defensively: no
+/// triggers, no views, nothing in the schema trusted, no writes, and every
+/// statement interrupted once the connection has been reading for
+/// [`READ_LIMIT`].
+fn harden(c: &Connection) -> Result<(), rusqlite::Error> {
+    use rusqlite::config::DbConfig;
+    c.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+    c.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
+    c.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER, false)?;
+    c.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_VIEW, false)?;
+    c.execute_batch("PRAGMA trusted_schema = OFF; PRAGMA query_only = ON;")?;
+    let deadline = std::time::Instant::now() + READ_LIMIT;
+    c.progress_handler(10_000, Some(move || std::time::Instant::now() > deadline));
+    Ok(())
+}
+
+/// Opens the database at `path` read-only with the URI `query` (`mode=ro`,
+/// never `immutable` unless asked: that would skip the write-ahead log),
+/// with a busy timeout, hardened, its schema read once.
+pub(crate) fn connect(path: &Path, query: &str) -> Result<Connection, rusqlite::Error> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let c = Connection::open_with_flags(uri(path, query), flags)?;
+    c.busy_timeout(BUSY_TIMEOUT)?;
+    harden(&c)?;
+    c.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
+    Ok(c)
+}
+
+/// Checks that `table` is a plain table of the database at `path`: a view
+/// or a virtual table could run anything, an endless recursive query among
+/// them. `what` names the kind of database in the error ("a Cursor chat
+/// store").
+pub(crate) fn require_plain_table(
+    c: &Connection,
+    path: &Path,
+    table: &str,
+    what: &str,
+) -> Result<(), FormatError> {
+    let row: Option<(String, Option<String>)> = c
+        .query_row(
+            "SELECT type, sql FROM sqlite_master WHERE name = ?1 COLLATE NOCASE",
+            [table],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()
+        .map_err(|e| sql_err(path, "reading the schema", e))?;
+    let kind = row.as_ref().map(|(k, _)| k.as_str());
+    let virtual_table = row
+        .as_ref()
+        .and_then(|(_, sql)| sql.as_deref())
+        .is_some_and(|s| s.to_ascii_uppercase().contains("VIRTUAL"));
+    if kind == Some("table") && !virtual_table {
+        return Ok(());
+    }
+    Err(FormatError::invalid(
+        path,
+        None,
+        format!(
+            "not {what}: {table} is {}, and agentlog reads only plain tables",
+            match kind {
+                None => "missing".to_string(),
+                Some("table") => "a virtual table".to_string(),
+                Some(k) => format!("a {k}"),
+            }
+        ),
+    ))
+}
+
+/// Opens the database at `path` read-only (see [`connect`]) and checks it
+/// has `tables`, each a plain table; `what` names the kind of database in
+/// the error ("an OpenCode database").
 pub(crate) fn open_read_only(
     path: &Path,
     tables: &[&str],
     what: &str,
 ) -> Result<Connection, FormatError> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-        | OpenFlags::SQLITE_OPEN_URI
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let c = Connection::open_with_flags(uri(path, "mode=ro"), flags)
+    let c = connect(path, "mode=ro")
         .map_err(|e| sql_err(path, "cannot open as a read-only SQLite database", e))?;
-    c.busy_timeout(BUSY_TIMEOUT)
-        .map_err(|e| sql_err(path, "setting a busy timeout", e))?;
     for table in tables {
-        let n: i64 = c
-            .query_row(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
-                [table],
-                |r| r.get(0),
-            )
-            .map_err(|e| sql_err(path, "reading the schema", e))?;
-        if n == 0 {
-            return Err(FormatError::invalid(
-                path,
-                None,
-                format!("not {what} database: table `{table}` is missing"),
-            ));
-        }
+        require_plain_table(&c, path, table, what)?;
     }
     Ok(c)
 }

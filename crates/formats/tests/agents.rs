@@ -1373,3 +1373,51 @@ fn crush_projects_are_found_from_its_project_list_and_under_home() {
         );
     }
 }
+
+#[test]
+fn a_crush_database_whose_messages_are_an_endless_view_is_refused() {
+    // A database in a cloned repository is the reader's input: a view (or
+    // a virtual table) in place of a table could run anything.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join(".crush/crush.db");
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch(
+            "CREATE TABLE sessions(id TEXT PRIMARY KEY, title TEXT, created_at INTEGER);
+             INSERT INTO sessions VALUES ('s1', 't', 1);
+             CREATE VIEW messages(id, session_id, role, parts, created_at) AS
+               WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n)
+               SELECT x, 's1', 'user', '[]', x FROM n;",
+        )
+        .unwrap();
+    }
+    let f = registry::by_name("crush").unwrap();
+    let member = PathBuf::from(format!("{}#s1", db.display()));
+    let err = f.read_path(&member).unwrap_err().to_string();
+    assert!(err.contains("messages is a view"), "{err}");
+    assert!(err.contains("only plain tables"), "{err}");
+    let found = f.discover(&agentlog_formats::discover::DiscoverEnv {
+        roots: [("crush".to_string(), vec![dir.path().to_path_buf()])].into(),
+        ..Default::default()
+    });
+    assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
+fn an_opencode_database_with_a_virtual_table_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("opencode.db");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch(
+            "CREATE VIRTUAL TABLE session USING fts5(id, time_created);
+             CREATE TABLE message(id TEXT, session_id TEXT, data TEXT);
+             CREATE TABLE part(id TEXT, message_id TEXT, data TEXT);",
+        )
+        .unwrap();
+    }
+    let f = registry::by_name("opencode").unwrap();
+    let err = f.read_path(&db).unwrap_err().to_string();
+    assert!(err.contains("session is a virtual table"), "{err}");
+}

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use std::path::Path;
 
 fn open(path: &Path) -> Result<Connection, FormatError> {
-    crate::sqlite::open_read_only(path, &["sessions", "messages"], "a Crush")
+    crate::sqlite::open_read_only(path, &["sessions", "messages"], "a Crush database")
 }
 
 /// True when `path` opens as a database with Crush's tables.

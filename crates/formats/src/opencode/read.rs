@@ -86,7 +86,11 @@ pub(super) fn drift(read: &Read) -> Vec<crate::drift::Drift> {
 
 /// Opens an OpenCode database read-only, checking its tables.
 fn open(path: &Path) -> Result<Connection, FormatError> {
-    crate::sqlite::open_read_only(path, &["session", "message", "part"], "an OpenCode")
+    crate::sqlite::open_read_only(
+        path,
+        &["session", "message", "part"],
+        "an OpenCode database",
+    )
 }
 
 /// True when `path` opens as a database with OpenCode's tables.

@@ -18,111 +18,25 @@
 use super::super::wire::content::{classify_user, fill_content, scrub_secrets, take_str};
 use super::super::wire::proto::{self, Field};
 use super::meta;
+use crate::sqlite::{connect, require_plain_table, sql_err};
 use crate::{Diagnostic, FormatError, Read};
 use agentlog_model::{BlockKind, Entry, EntryKind, Message, Role, Session, SessionMeta};
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::path::Path;
-use std::time::Duration;
-
-/// How long a read waits for a writer's lock.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// The most blobs one walk visits; a store is far smaller in practice.
 const MAX_NODES: usize = 1_000_000;
 
-fn sql_err(path: &Path, what: &str, e: rusqlite::Error) -> FormatError {
-    FormatError::invalid(path, None, format!("{what}: {e}"))
-}
-
-/// Returns `path` as a SQLite URI with `query`, percent-encoding every byte
-/// a URI path cannot hold.
-fn uri(path: &Path, query: &str) -> String {
-    let mut s = String::from("file:");
-    for b in path.to_string_lossy().bytes() {
-        if b.is_ascii_alphanumeric() || b"/-_.~".contains(&b) {
-            s.push(char::from(b));
-        } else {
-            s.push_str(&format!("%{b:02X}"));
-        }
-    }
-    s.push('?');
-    s.push_str(query);
-    s
-}
-
-/// How long reading one store may take before it is interrupted.
-const READ_LIMIT: Duration = Duration::from_secs(60);
-
-/// Sets a connection to a database from outside up defensively: no
-/// triggers, no views, nothing in the schema trusted, no writes, and every
-/// statement interrupted once reading the store has taken [`READ_LIMIT`].
-fn harden(c: &Connection) -> Result<(), rusqlite::Error> {
-    use rusqlite::config::DbConfig;
-    c.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
-    c.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
-    c.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER, false)?;
-    c.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_VIEW, false)?;
-    c.execute_batch("PRAGMA trusted_schema = OFF; PRAGMA query_only = ON;")?;
-    let deadline = std::time::Instant::now() + READ_LIMIT;
-    c.progress_handler(10_000, Some(move || std::time::Instant::now() > deadline));
-    Ok(())
-}
-
 /// Opens the store read-only and checks its schema.
 fn open(path: &Path) -> Result<Connection, FormatError> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-        | OpenFlags::SQLITE_OPEN_URI
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let attempt = |query: &str| -> Result<Connection, rusqlite::Error> {
-        let c = Connection::open_with_flags(uri(path, query), flags)?;
-        c.busy_timeout(BUSY_TIMEOUT)?;
-        harden(&c)?;
-        c.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
-        Ok(c)
-    };
-    let conn = attempt("mode=ro")
-        .or_else(|_| attempt("mode=ro&immutable=1"))
+    let conn = connect(path, "mode=ro")
+        .or_else(|_| connect(path, "mode=ro&immutable=1"))
         .map_err(|e| sql_err(path, "cannot open as a read-only SQLite database", e))?;
-    // Only plain tables are trusted: a view (or a virtual table) could run
-    // anything, an endless recursive query among them.
     for table in ["meta", "blobs"] {
-        let kind: Option<String> = conn
-            .query_row(
-                "SELECT type FROM sqlite_master WHERE name = ?1 COLLATE NOCASE",
-                [table],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| sql_err(path, "reading the schema", e))?;
-        let sql: Option<String> = conn
-            .query_row(
-                "SELECT sql FROM sqlite_master WHERE name = ?1 COLLATE NOCASE",
-                [table],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| sql_err(path, "reading the schema", e))?
-            .flatten();
-        let virtual_table = sql
-            .as_deref()
-            .is_some_and(|s| s.to_ascii_uppercase().contains("VIRTUAL"));
-        if kind.as_deref() != Some("table") || virtual_table {
-            return Err(FormatError::invalid(
-                path,
-                None,
-                format!(
-                    "not a Cursor chat store: {table} is {}, and agentlog reads only plain tables",
-                    match kind.as_deref() {
-                        None => "missing".to_string(),
-                        Some("table") => "a virtual table".to_string(),
-                        Some(k) => format!("a {k}"),
-                    }
-                ),
-            ));
-        }
+        require_plain_table(&conn, path, table, "a Cursor chat store")?;
     }
     for (table, cols) in [("meta", ["key", "value"]), ("blobs", ["id", "data"])] {
         let mut stmt = conn
