@@ -175,3 +175,24 @@ pub(crate) fn rows(
     }
     Ok(out)
 }
+
+/// [`crate::Format::read_bytes`] of a format kept in a database
+/// (`file.db#<session id>`): the bytes are only a head to recognise; the
+/// session is read from the database on disk by `read_path`, and bytes of
+/// no file on disk are refused naming `what` ("a Crush database").
+pub(crate) fn read_bytes_from_disk(
+    path: &Path,
+    bytes: &[u8],
+    what: &str,
+    read_path: impl FnOnce(&Path) -> Result<crate::Read, FormatError>,
+) -> Result<crate::Read, FormatError> {
+    let file = crate::member::split_member(path).map_or_else(|| path.to_path_buf(), |(f, _)| f);
+    if bytes.starts_with(SQLITE_MAGIC) && file.is_file() {
+        return read_path(path);
+    }
+    Err(FormatError::invalid(
+        path,
+        None,
+        format!("not {what}: a database can only be read from its file on disk"),
+    ))
+}

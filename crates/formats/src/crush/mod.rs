@@ -167,15 +167,7 @@ impl Format for CrushFormat {
     }
 
     fn read_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
-        let file = split_member(path).map_or_else(|| path.to_path_buf(), |(f, _)| f);
-        if bytes.starts_with(SQLITE_MAGIC) && file.is_file() {
-            return self.read_path(path);
-        }
-        Err(FormatError::invalid(
-            path,
-            None,
-            "not a Crush database: a database can only be read from its file on disk",
-        ))
+        crate::sqlite::read_bytes_from_disk(path, bytes, "a Crush database", |p| self.read_path(p))
     }
 
     fn read_path(&self, path: &Path) -> Result<Read, FormatError> {

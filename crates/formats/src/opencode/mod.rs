@@ -160,18 +160,8 @@ impl Format for OpenCodeFormat {
     }
 
     fn read_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
-        let file = split_member(path).map_or_else(|| path.to_path_buf(), |(f, _)| f);
-        if bytes.starts_with(SQLITE_MAGIC) && file.is_file() {
-            return self.read_path(path);
-        }
-        Err(FormatError::invalid(
-            path,
-            None,
-            format!(
-                "not an {} database: a database can only be read from its file on disk",
-                self.name
-            ),
-        ))
+        let what = format!("an {} database", self.name);
+        crate::sqlite::read_bytes_from_disk(path, bytes, &what, |p| self.read_path(p))
     }
 
     fn drift(&self, read: &Read) -> Vec<crate::drift::Drift> {
