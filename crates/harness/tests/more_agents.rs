@@ -352,6 +352,36 @@ fn check_usage_per_call(
     usages
 }
 
+/// The real Copilot CLI session (with a tool call and its result) that the
+/// resume tests continue in another agent.
+const COPILOT_FIXTURE: &str = "crates/formats/tests/fixtures/copilot/1.0.102/session-state/b034d159-7f8a-4e2f-b736-4b964fdc4bb1/events.jsonl";
+
+/// Does what `agentlog resume --in <target>` does with the Copilot fixture
+/// set in `cwd`: plans where `target`'s agent looks under `home`, writes
+/// the converted session there and registers it. Returns the session and
+/// the plan.
+fn place_converted_copilot(
+    target: &str,
+    home: &Path,
+    cwd: &Path,
+) -> (Session, agentlog_formats::ResumePlan) {
+    let copilot = registry::by_name("copilot").unwrap();
+    let mut s = copilot
+        .read_path(&workspace().join(COPILOT_FIXTURE))
+        .unwrap()
+        .session;
+    s.meta.cwd = Some(cwd.display().to_string());
+    let f = registry::by_name(target).unwrap();
+    let env = DiscoverEnv::with_home(home);
+    let plan = f.resume_plan(&s, &env).unwrap();
+    std::fs::create_dir_all(plan.path.parent().unwrap()).unwrap();
+    let mut out = Vec::new();
+    f.write_resumable(&s, &plan, &mut out).unwrap();
+    std::fs::write(&plan.path, out).unwrap();
+    f.register_resumed(&s, &plan, &env).unwrap();
+    (s, plan)
+}
+
 /// True when some model request carried `needle` in a user item.
 fn model_saw(server: &MockServer, needle: &str) -> bool {
     server.requests().iter().any(|r| {
@@ -589,18 +619,7 @@ fn qwen_resumes_a_session_agentlog_converted() {
     let server =
         MockServer::start(Script::default().rule(Rule::new("").then(vec![text("ok")]))).unwrap();
     // A Copilot session (written by the real Copilot CLI) continued in Qwen.
-    let copilot = registry::by_name("copilot").unwrap();
-    let src = workspace().join(
-        "crates/formats/tests/fixtures/copilot/1.0.102/session-state/b034d159-7f8a-4e2f-b736-4b964fdc4bb1/events.jsonl",
-    );
-    let mut s = copilot.read_path(&src).unwrap().session;
-    s.meta.cwd = Some(cwd.display().to_string());
-    let f = registry::by_name("qwen").unwrap();
-    let plan = f.resume_plan(&s, &DiscoverEnv::with_home(&home)).unwrap();
-    std::fs::create_dir_all(plan.path.parent().unwrap()).unwrap();
-    let mut out = Vec::new();
-    f.write(&s, &mut out).unwrap();
-    std::fs::write(&plan.path, out).unwrap();
+    let (s, _) = place_converted_copilot("qwen", &home, &cwd);
     let mut c = qwen_cmd(&bin, &home, &cwd, &server.url());
     c.args([
         "--resume",
@@ -744,23 +763,13 @@ fn droid_resumes_a_session_agentlog_converted() {
         MockServer::start(Script::default().rule(Rule::new("").then(vec![text("ok")]))).unwrap();
     // A Copilot session (written by the real Copilot CLI, with a tool call
     // and its result) continued in Droid.
-    let copilot = registry::by_name("copilot").unwrap();
-    let src = workspace().join(
-        "crates/formats/tests/fixtures/copilot/1.0.102/session-state/b034d159-7f8a-4e2f-b736-4b964fdc4bb1/events.jsonl",
-    );
-    let mut s = copilot.read_path(&src).unwrap().session;
-    s.meta.cwd = Some(cwd.display().to_string());
+    let (_, plan) = place_converted_copilot("droid", &home, &cwd);
     let f = registry::by_name("droid").unwrap();
-    let plan = f.resume_plan(&s, &DiscoverEnv::with_home(&home)).unwrap();
     assert!(
         plan.command.starts_with("droid --resume "),
         "{}",
         plan.command
     );
-    std::fs::create_dir_all(plan.path.parent().unwrap()).unwrap();
-    let mut out = Vec::new();
-    f.write(&s, &mut out).unwrap();
-    std::fs::write(&plan.path, out).unwrap();
     let id = f.read_path(&plan.path).unwrap().session.meta.id;
     let mut c = droid_cmd(&bin, &home, &cwd, &server.url());
     c.args([
@@ -961,20 +970,7 @@ fn vibe_resumes_a_session_agentlog_converted() {
         MockServer::start(Script::default().rule(Rule::new("").then(vec![text("ok")]))).unwrap();
     // A Copilot session (written by the real Copilot CLI), written in Vibe's
     // 2.x layout, which Vibe 3 imports when it resumes it.
-    let copilot = registry::by_name("copilot").unwrap();
-    let src = workspace().join(
-        "crates/formats/tests/fixtures/copilot/1.0.102/session-state/b034d159-7f8a-4e2f-b736-4b964fdc4bb1/events.jsonl",
-    );
-    let mut s = copilot.read_path(&src).unwrap().session;
-    s.meta.cwd = Some(cwd.display().to_string());
-    let f = registry::by_name("vibe").unwrap();
-    let env = DiscoverEnv::with_home(&home);
-    let plan = f.resume_plan(&s, &env).unwrap();
-    std::fs::create_dir_all(plan.path.parent().unwrap()).unwrap();
-    let mut out = Vec::new();
-    f.write_resumable(&s, &plan, &mut out).unwrap();
-    std::fs::write(&plan.path, out).unwrap();
-    f.register_resumed(&s, &plan, &env).unwrap();
+    let (s, _) = place_converted_copilot("vibe", &home, &cwd);
     let mut c = vibe_cmd(&bin, &home, &cwd, &server.url());
     c.args([
         "--resume",
@@ -1049,21 +1045,10 @@ fn kimi_resumes_a_session_agentlog_converted() {
     let server =
         MockServer::start(Script::default().rule(Rule::new("").then(vec![text("ok")]))).unwrap();
     // A Copilot session (written by the real Copilot CLI) continued in Kimi.
-    let copilot = registry::by_name("copilot").unwrap();
-    let src = workspace().join(
-        "crates/formats/tests/fixtures/copilot/1.0.102/session-state/b034d159-7f8a-4e2f-b736-4b964fdc4bb1/events.jsonl",
-    );
-    let mut s = copilot.read_path(&src).unwrap().session;
-    s.meta.cwd = Some(cwd.display().to_string());
+    // Kimi continues only sessions of the work directories it lists
+    // (agentlog adds this one).
+    let (s, plan) = place_converted_copilot("kimi", &home, &cwd);
     let f = registry::by_name("kimi").unwrap();
-    let env = DiscoverEnv::with_home(&home);
-    let plan = f.resume_plan(&s, &env).unwrap();
-    std::fs::create_dir_all(plan.path.parent().unwrap()).unwrap();
-    let mut out = Vec::new();
-    f.write_resumable(&s, &plan, &mut out).unwrap();
-    std::fs::write(&plan.path, out).unwrap();
-    // Kimi continues only sessions of the work directories it lists.
-    f.register_resumed(&s, &plan, &env).unwrap();
     let mut c = kimi_cmd(&bin, &home, &cwd, &server.url());
     c.args([
         "--print",
