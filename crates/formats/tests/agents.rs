@@ -1421,3 +1421,35 @@ fn an_opencode_database_with_a_virtual_table_is_refused() {
     let err = f.read_path(&db).unwrap_err().to_string();
     assert!(err.contains("session is a virtual table"), "{err}");
 }
+
+#[test]
+fn continue_creation_times_follow_a_rewritten_session_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let from = fixture("continue/1.5.47/sessions");
+    for name in ["2affd20c-3f9d-4c27-ac2a-0f8167efecee.json", "sessions.json"] {
+        std::fs::copy(from.join(name), dir.path().join(name)).unwrap();
+    }
+    let f = registry::by_name("continue").unwrap();
+    let path = dir.path().join("2affd20c-3f9d-4c27-ac2a-0f8167efecee.json");
+    let created = |f: &dyn Format| f.read_path(&path).unwrap().session.meta.created_at;
+    assert_eq!(
+        created(f),
+        Some(agentlog_model::Timestamp::Millis(1795681460561))
+    );
+    // Continue rewrites its list; the next read sees the new time (the
+    // list is parsed once per version of it, not once per session).
+    let list = dir.path().join("sessions.json");
+    // (one byte longer too: two writes within the file system's time
+    // resolution are told apart by size)
+    let text = std::fs::read_to_string(&list)
+        .unwrap()
+        .replace("1795681460561", "1795681460999")
+        .replacen('[', "[ ", 1);
+    std::fs::write(&list, text).unwrap();
+    assert_eq!(
+        created(f),
+        Some(agentlog_model::Timestamp::Millis(1795681460999))
+    );
+    std::fs::remove_file(&list).unwrap();
+    assert_eq!(created(f), None);
+}

@@ -6,7 +6,9 @@ use crate::chat::{part, take_string, tool_call};
 use crate::{Diagnostic, FormatError, Read};
 use agentlog_model::{Block, Entry, EntryKind, Message, Role, Session, SessionMeta};
 use serde_json::{Map, Value};
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// Reads the session file at `path`, whose bytes are `bytes`.
 pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
@@ -83,20 +85,54 @@ pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
     })
 }
 
-/// The session's `dateCreated` (epoch milliseconds, as a string) from the
-/// `sessions.json` beside it.
-fn created_at(path: &Path, id: &str) -> Option<agentlog_model::Timestamp> {
-    let bytes = crate::input::read_file(&path.with_file_name(super::wire::INDEX)).ok()?;
-    let list: Value = serde_json::from_slice(&bytes).ok()?;
-    let entry = list
-        .as_array()?
-        .iter()
-        .find(|s| s.get("sessionId").and_then(Value::as_str) == Some(id))?;
-    let ms = match entry.get("dateCreated")? {
-        Value::String(s) => s.parse().ok()?,
-        v => v.as_i64()?,
+/// The creation times of the sessions `sessions.json` at `index` lists, by
+/// session id (`dateCreated`: epoch milliseconds, as a string).
+fn creation_times(index: &Path) -> HashMap<String, i64> {
+    let Ok(bytes) = crate::input::read_file(index) else {
+        return Default::default();
     };
-    Some(agentlog_model::Timestamp::Millis(ms))
+    let Ok(Value::Array(list)) = serde_json::from_slice::<Value>(&bytes) else {
+        return Default::default();
+    };
+    list.iter()
+        .filter_map(|s| {
+            let id = s.get("sessionId")?.as_str()?;
+            let ms = match s.get("dateCreated")? {
+                Value::String(t) => t.parse().ok()?,
+                v => v.as_i64()?,
+            };
+            Some((id.to_string(), ms))
+        })
+        .collect()
+}
+
+/// The index last parsed, with the size and time it had: reading every
+/// session of a folder (an index build) parses its `sessions.json` once,
+/// not once per session.
+type IndexCache = Option<(PathBuf, u64, Option<i64>, Arc<HashMap<String, i64>>)>;
+static LAST_INDEX: Mutex<IndexCache> = Mutex::new(None);
+
+/// The session's creation time from the `sessions.json` beside it.
+fn created_at(path: &Path, id: &str) -> Option<agentlog_model::Timestamp> {
+    let index = path.with_file_name(super::wire::INDEX);
+    let size = std::fs::metadata(&index).ok()?.len();
+    let mtime = crate::env::mtime_ns(&index);
+    let times = {
+        let mut last = LAST_INDEX.lock().unwrap_or_else(|e| e.into_inner());
+        match &*last {
+            Some((p, sz, t, times)) if *p == index && *sz == size && *t == mtime => {
+                Arc::clone(times)
+            }
+            _ => {
+                let times = Arc::new(creation_times(&index));
+                *last = Some((index, size, mtime, Arc::clone(&times)));
+                times
+            }
+        }
+    };
+    times
+        .get(id)
+        .map(|ms| agentlog_model::Timestamp::Millis(*ms))
 }
 
 /// A history item: its message, then the results of its tool calls.
