@@ -59,7 +59,7 @@ impl Format for OpenHandsFormat {
     }
 
     fn detect(&self, path: &Path, head: &[u8]) -> u8 {
-        if wire::events_dir(path).is_some_and(|d| d.join("0.json").is_file()) && head.is_empty() {
+        if head.is_empty() && wire::events_dir(path).is_some_and(|d| d.join("0.json").is_file()) {
             return 95;
         }
         let text = crate::jsonl::head_text(head, head.len());
