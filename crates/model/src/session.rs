@@ -141,6 +141,19 @@ impl Session {
         self.entries.push(entry);
     }
 
+    /// Returns the last assistant message in file order: where readers of
+    /// agents that keep token counts per session only (Droid, Crush, Vibe)
+    /// put them.
+    pub fn last_answer_mut(&mut self) -> Option<&mut crate::Message> {
+        self.entries
+            .iter_mut()
+            .rev()
+            .find_map(|e| match &mut e.kind {
+                crate::EntryKind::Message(m) if m.role == crate::Role::Assistant => Some(m),
+                _ => None,
+            })
+    }
+
     /// Returns an index over the entries for tree walks.
     pub fn tree(&self) -> Tree<'_> {
         Tree::new(&self.entries)

@@ -121,16 +121,7 @@ pub(super) fn read(db: &Path, id: Option<&str>, shown: &Path) -> Result<Read, Fo
     }
     // Crush keeps token counts for the session only.
     if usage.sum() > 0 || usage.cost_usd.is_some() {
-        let last = session
-            .entries
-            .iter_mut()
-            .rev()
-            .filter_map(|e| match &mut e.kind {
-                EntryKind::Message(m) if m.role == Role::Assistant => Some(m),
-                _ => None,
-            })
-            .next();
-        if let Some(m) = last {
+        if let Some(m) = session.last_answer_mut() {
             m.usage = Some(usage);
         }
     }

@@ -143,15 +143,7 @@ fn settings(path: &Path, session: &mut Session) {
     let usage = s.get("tokenUsage").and_then(usage_of);
     let counted = session.entries.iter().any(|e| e.response_usage().is_some());
     if let (Some(usage), false) = (usage, counted) {
-        let last = session
-            .entries
-            .iter_mut()
-            .rev()
-            .find_map(|e| match &mut e.kind {
-                EntryKind::Message(m) if m.role == Role::Assistant => Some(m),
-                _ => None,
-            });
-        if let Some(m) = last {
+        if let Some(m) = session.last_answer_mut() {
             m.usage = Some(usage);
         }
     }

@@ -1,7 +1,7 @@
 //! What both of Vibe's layouts share: file names, the session's
 //! `meta.json`, and where the session's token totals go.
 
-use agentlog_model::{EntryKind, Role, Session, SessionMeta, Timestamp, Usage};
+use agentlog_model::{Session, SessionMeta, Timestamp, Usage};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -129,16 +129,7 @@ pub(super) fn put_total_usage(session: &mut Session, usage: Usage) {
     if usage.sum() == 0 {
         return;
     }
-    let last = session
-        .entries
-        .iter_mut()
-        .rev()
-        .filter_map(|e| match &mut e.kind {
-            EntryKind::Message(m) => Some(m),
-            _ => None,
-        })
-        .find(|m| m.role == Role::Assistant);
-    if let Some(m) = last {
+    if let Some(m) = session.last_answer_mut() {
         m.usage = Some(usage);
     }
 }
