@@ -2,7 +2,7 @@
 //! their fields (usage metrics, strings kept out of a block's extra fields).
 
 use agentlog_model::{Block, BlockKind, Extra, Usage};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// The suffix of message files.
 pub(super) const MESSAGES: &str = ".messages.json";
@@ -31,13 +31,4 @@ pub(super) fn other(v: Value) -> Block {
     }
 }
 
-pub(super) fn take_str(b: &mut Map<String, Value>, k: &str) -> Option<String> {
-    match b.remove(k) {
-        Some(Value::String(s)) => Some(s),
-        Some(other) => {
-            b.insert(k.to_string(), other);
-            None
-        }
-        None => None,
-    }
-}
+pub(super) use crate::chat::take_string as take_str;
