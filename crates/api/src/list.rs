@@ -4,7 +4,7 @@
 use crate::{ApiError, Settings};
 use agentlog_formats::discover::{discover_report, Found};
 use agentlog_formats::{registry, Read};
-use agentlog_index::{Backend, ListParams, SessionInfo};
+use agentlog_index::{Backend, ListParams, SessionInfo, SessionOrder};
 use agentlog_model::{Session, Timestamp};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -202,6 +202,35 @@ pub fn list_in(
             .collect();
         return Ok(finish(listing, rows, 0, opts));
     }
+    if let (Some(limit @ 1..), None, None) = (opts.limit, &opts.project, opts.since_ms) {
+        // The newest `limit` sessions: read in the listing's order from the
+        // catalog's index of it, and counted, not every row read and sorted
+        // (at 10 GB, 122,000 rows for 50).
+        let params = ListParams {
+            formats: formats.clone(),
+            limit,
+            order: match opts.order {
+                ListOrder::Started => SessionOrder::Created,
+                ListOrder::Updated => SessionOrder::Updated,
+            },
+            ..ListParams::default()
+        };
+        let sessions: Vec<SessionSummary> = backend
+            .list_sessions(&params)?
+            .into_iter()
+            .filter(|info| formats.contains(&info.format))
+            .map(|info| summary_from_info(info, true))
+            .collect();
+        // An empty page is left to the whole path, which says which filter
+        // emptied it.
+        if !sessions.is_empty() {
+            return Ok(Listing {
+                matched: backend.count_sessions(&params)?,
+                sessions,
+                ..listing
+            });
+        }
+    }
     let rows = from_index(backend, &formats)?;
     let mut listing = finish(listing, rows, 0, opts);
     // Titles and tokens only for the sessions kept: reading them for every
@@ -267,7 +296,15 @@ fn finish(
         ListOrder::Started => r.started_ms,
         ListOrder::Updated => r.updated_ms,
     };
-    rows.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.path.cmp(&b.path)));
+    // Ties by the path's bytes, as the catalog orders them.
+    rows.sort_by(|a, b| {
+        key(b).cmp(&key(a)).then_with(|| {
+            a.path
+                .as_os_str()
+                .as_encoded_bytes()
+                .cmp(b.path.as_os_str().as_encoded_bytes())
+        })
+    });
     listing.matched = rows.len();
     if let Some(n) = opts.limit {
         rows.truncate(n);

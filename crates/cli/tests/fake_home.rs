@@ -322,6 +322,36 @@ fn ls_from_the_index_catalog_lists_the_same_sessions() {
     // keeps: the same rows either way, every field.
     let cut = home.ls_json(&["--cached", "--limit", "100000"]);
     assert_eq!(cut, cached);
+    // A shorter cut is read in the listing's order from the catalog's
+    // index of it: the first rows of the whole listing, every field, and
+    // the count of all of them said.
+    for n in [1, 2, 5, cached.len() - 1] {
+        let n = n.to_string();
+        let out = home.run(&["ls", "--cached", "--json", "--limit", &n]);
+        assert!(out.ok, "{}", out.stderr);
+        let cut: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
+        assert_eq!(cut[..], cached[..cut.len()], "--limit {n}");
+        assert_eq!(cut.len().to_string(), n);
+        let text = home.run(&["ls", "--cached", "--limit", &n]);
+        assert!(
+            text.stderr
+                .contains(&format!("showing {n} of {} sessions", cached.len())),
+            "{}",
+            text.stderr
+        );
+    }
+    // Every agent with two sessions or more.
+    let mut per_agent = std::collections::BTreeMap::<&str, usize>::new();
+    for r in &cached {
+        *per_agent.entry(r["agent"].as_str().unwrap()).or_default() += 1;
+    }
+    per_agent.retain(|_, n| *n >= 2);
+    assert!(per_agent.len() >= 2, "{per_agent:?}");
+    for agent in per_agent.keys().copied() {
+        let of_agent = home.ls_json(&["--cached", "--agent", agent]);
+        let cut = home.ls_json(&["--cached", "--agent", agent, "--limit", "2"]);
+        assert_eq!(cut[..], of_agent[..2], "{agent}");
+    }
     let cursor = home.ls_json(&[
         "--cached",
         "--agent",

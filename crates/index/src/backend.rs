@@ -104,6 +104,22 @@ pub trait Backend: Send {
     /// first.
     fn list_sessions(&self, p: &ListParams) -> Result<Vec<SessionInfo>, IndexError>;
 
+    /// Returns how many sessions match `p` (its `limit` and `offset` left
+    /// aside), counting only those of `p.formats` when it is not empty.
+    fn count_sessions(&self, p: &ListParams) -> Result<usize, IndexError> {
+        let all = ListParams {
+            bare: true,
+            limit: 0,
+            offset: 0,
+            ..p.clone()
+        };
+        Ok(self
+            .list_sessions(&all)?
+            .iter()
+            .filter(|s| p.formats.is_empty() || p.formats.contains(&s.format))
+            .count())
+    }
+
     /// Returns the sessions whose id starts with `p.prefix` (an exact id
     /// first, then most recently updated first).
     fn resolve_session(&self, p: &ResolveParams) -> Result<Vec<SessionRef>, IndexError>;
@@ -272,6 +288,10 @@ impl Backend for Index {
 
     fn list_sessions(&self, p: &ListParams) -> Result<Vec<SessionInfo>, IndexError> {
         self.sessions(p)
+    }
+
+    fn count_sessions(&self, p: &ListParams) -> Result<usize, IndexError> {
+        Index::count_sessions(self, p)
     }
 
     fn resolve_session(&self, p: &ResolveParams) -> Result<Vec<SessionRef>, IndexError> {

@@ -58,7 +58,8 @@ pub enum SessionOrder {
     /// The last change.
     #[default]
     Updated,
-    /// The start.
+    /// The start: the creation time, or the last change for a session
+    /// whose start is not known.
     Created,
 }
 
@@ -149,8 +150,14 @@ impl Index {
         let order = if p.bare || p.unordered {
             ""
         } else {
-            "ORDER BY CASE WHEN ?2 THEN created_ms ELSE updated_ms END IS NULL,
-                      CASE WHEN ?2 THEN created_ms ELSE updated_ms END DESC, path"
+            // SQLite puts NULL last in a descending order; `sessions_started`
+            // and `sessions_recent` hold these orders, so a limited list
+            // reads only the rows it gives.
+            if p.order == SessionOrder::Created {
+                "ORDER BY coalesce(created_ms, updated_ms) DESC, path"
+            } else {
+                "ORDER BY updated_ms DESC, path"
+            }
         };
         let sql = format!(
             "SELECT {columns} FROM sessions
@@ -158,17 +165,7 @@ impl Index {
                AND (?3 = '' OR instr(?3, char(31) || format || char(31)) > 0)
              {order}"
         );
-        // The formats as one string, each between two unit separators.
-        let formats: String = if p.formats.is_empty() {
-            String::new()
-        } else {
-            let mut f = String::from('\u{1f}');
-            for name in &p.formats {
-                f.push_str(name);
-                f.push('\u{1f}');
-            }
-            f
-        };
+        let formats = formats_key(&p.formats);
         let mut stmt = self.conn.prepare_cached(&sql).at(&self.path)?;
         let rows = stmt
             .query_map(
@@ -213,6 +210,32 @@ impl Index {
             }
         }
         Ok(out)
+    }
+
+    /// Returns how many sessions match `p`, its `limit` and `offset` left
+    /// aside.
+    pub fn count_sessions(&self, p: &ListParams) -> Result<usize, IndexError> {
+        if !p.agents.is_empty() || !p.projects.is_empty() {
+            // Matched as [`Index::sessions`] matches them.
+            let all = ListParams {
+                bare: true,
+                limit: 0,
+                offset: 0,
+                ..p.clone()
+            };
+            return Ok(self.sessions(&all)?.len());
+        }
+        let n: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT count(*) FROM sessions
+                 WHERE (?1 IS NULL OR updated_ms >= ?1)
+                   AND (?2 = '' OR instr(?2, char(31) || format || char(31)) > 0)",
+            )
+            .at(&self.path)?
+            .query_row(params![p.since_ms, formats_key(&p.formats)], |r| r.get(0))
+            .at(&self.path)?;
+        Ok(n as usize)
     }
 
     /// Returns the catalog row (tokens included) of the session of each
@@ -474,4 +497,18 @@ fn info_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, SessionInfo)> {
             tokens: Vec::new(),
         },
     ))
+}
+
+/// The formats as one string, each between two unit separators (`""` for
+/// none), as the catalog's queries match them.
+fn formats_key(formats: &[String]) -> String {
+    if formats.is_empty() {
+        return String::new();
+    }
+    let mut f = String::from('\u{1f}');
+    for name in formats {
+        f.push_str(name);
+        f.push('\u{1f}');
+    }
+    f
 }

@@ -611,7 +611,7 @@ fn check_list(b: &dyn Backend, e: &[Expected]) {
     );
     assert_eq!(
         ids(&by_start),
-        newest_first(e, |x| x.created_ms),
+        newest_first(e, |x| x.created_ms.or(x.updated_ms)),
         "{name}: ordered by start"
     );
     // Agents match whatever the case; several are alternatives.
@@ -619,6 +619,29 @@ fn check_list(b: &dyn Backend, e: &[Expected]) {
         agents: vec!["CLAUDE".to_string(), "codex".to_string()],
         ..ListParams::default()
     };
+    // Counted as listed, whatever the limit; by format too, the first of
+    // a format being the newest of that format.
+    let every = list(b, &ListParams::default());
+    let format = every[every.len() / 2].format.clone();
+    let of_format: Vec<&SessionInfo> = every.iter().filter(|s| s.format == format).collect();
+    let one_format = ListParams {
+        formats: vec![format.clone()],
+        limit: 1,
+        ..ListParams::default()
+    };
+    for (p, want) in [
+        (&ListParams::default(), e.len()),
+        (&agents, list(b, &agents).len()),
+        (&one_format, of_format.len()),
+    ] {
+        assert_eq!(ok(b, "count", b.count_sessions(p)), want, "{name}: {p:?}");
+    }
+    let first = list(b, &one_format);
+    assert_eq!(
+        ids(&first),
+        [of_format[0].session_id.as_str()],
+        "{name}: {one_format:?}"
+    );
     let want: Vec<&str> = newest_first(e, |x| x.updated_ms)
         .into_iter()
         .filter(|id| {

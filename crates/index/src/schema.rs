@@ -126,7 +126,9 @@ INSERT INTO words(words, rank) VALUES('crisismerge', 64);
 /// Indexes that came after the schema's version, created (when missing)
 /// by every update: the catalog's default order (newest first, sessions
 /// without a time last), so the first page of a browser's list reads 50
-/// rows, not every session; the agent, project and sort keys of every
+/// rows, not every session; the two orders of a listing (started or
+/// updated, newest first, then by path), so `ls --limit 50` reads 50 rows
+/// of 122,000; the agent, project and sort keys of every
 /// session, in which a filtered list finds, counts and orders its matches
 /// without reading the catalog's rows (a list of 100,000 sessions filtered
 /// by agent and project and sorted by messages: 200 → 18 ms); the files by
@@ -135,6 +137,8 @@ INSERT INTO words(words, rank) VALUES('crisismerge', 64);
 pub(crate) const LATER_INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS sessions_filters ON sessions(agent, project, messages, updated_ms, created_ms);
 CREATE INDEX IF NOT EXISTS sessions_order ON sessions(updated_ms IS NULL, updated_ms DESC, id DESC);
+CREATE INDEX IF NOT EXISTS sessions_started ON sessions(coalesce(created_ms, updated_ms) DESC, path);
+CREATE INDEX IF NOT EXISTS sessions_recent ON sessions(updated_ms DESC, path);
 CREATE INDEX IF NOT EXISTS files_mtime ON files(mtime_ns);
 CREATE INDEX IF NOT EXISTS files_failed ON files(id) WHERE error IS NOT NULL;
 ";

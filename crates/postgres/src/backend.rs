@@ -108,6 +108,10 @@ impl Backend for PgIndex {
         Ok(self.sessions(p)?)
     }
 
+    fn count_sessions(&self, p: &ListParams) -> Result<usize, IndexError> {
+        Ok(PgIndex::count_sessions(self, p)?)
+    }
+
     fn resolve_session(&self, p: &ResolveParams) -> Result<Vec<SessionRef>, IndexError> {
         Ok(self.resolve(p)?)
     }

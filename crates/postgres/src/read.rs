@@ -57,6 +57,27 @@ impl PgIndex {
         self.sessions_with(p, &[])
     }
 
+    /// Returns how many sessions match `p` (as [`Self::sessions`] matches
+    /// them), its `limit` and `offset` left aside.
+    pub fn count_sessions(&self, p: &ListParams) -> Result<usize, PgError> {
+        let agents: Vec<String> = p.agents.iter().map(|a| a.to_lowercase()).collect();
+        let projects: Vec<String> = p.projects.iter().map(|x| x.to_lowercase()).collect();
+        let row = self
+            .db()?
+            .query_one(
+                "SELECT count(*) FROM sessions
+                 WHERE ($1::bigint IS NULL OR updated_ms >= $1)
+                   AND (cardinality($2::text[]) = 0 OR lower(agent) = ANY($2))
+                   AND (cardinality($3::text[]) = 0 OR EXISTS (
+                        SELECT 1 FROM unnest($3::text[]) n
+                        WHERE strpos(lower(project), n) > 0))
+                   AND (cardinality($4::text[]) = 0 OR format = ANY($4))",
+                &[&p.since_ms, &agents, &projects, &p.formats],
+            )
+            .map_err(|e| self.err("counting sessions", &e))?;
+        Ok(row.get::<_, i64>(0) as usize)
+    }
+
     /// Returns the catalog row of the session of each file of `paths`
     /// (as [`agentlog_index::Index::sessions_at`]).
     pub fn sessions_at(&self, paths: &[String]) -> Result<Vec<Option<SessionInfo>>, PgError> {
@@ -90,8 +111,9 @@ impl PgIndex {
                         SELECT 1 FROM unnest($3::text[]) n
                         WHERE strpos(lower(project), n) > 0))
                    AND (cardinality($7::text[]) = 0 OR path = ANY($7))
-                 ORDER BY CASE WHEN $5 THEN created_ms ELSE updated_ms END IS NULL,
-                          CASE WHEN $5 THEN created_ms ELSE updated_ms END DESC,
+                   AND (cardinality($8::text[]) = 0 OR format = ANY($8))
+                 ORDER BY CASE WHEN $5 THEN coalesce(created_ms, updated_ms)
+                               ELSE updated_ms END DESC NULLS LAST,
                           path COLLATE \"C\"
                  LIMIT $4 OFFSET $6"
                 ),
@@ -103,6 +125,7 @@ impl PgIndex {
                     &(p.order == agentlog_index::SessionOrder::Created),
                     &(p.offset as i64),
                     &paths,
+                    &p.formats,
                 ],
             )
             .map_err(|e| self.err("listing sessions", &e))?;
