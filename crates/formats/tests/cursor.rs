@@ -15,6 +15,13 @@ fn fixture(rel: &str) -> PathBuf {
     Path::new(FIXTURES).join("native/cursor").join(rel)
 }
 
+/// The plain-text transcript fixture (written here after real files: see
+/// `tests/fixtures/PROVENANCE.md`).
+fn text_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/cursor-txt/projects/home-alice-src-demo/agent-transcripts/9b2f3c1e-5d4a-4e6b-8c7d-1a2b3c4d5e6f.txt")
+}
+
 fn cursor() -> &'static dyn Format {
     registry::by_name("cursor").unwrap()
 }
@@ -380,6 +387,106 @@ fn a_database_that_is_not_a_chat_store_is_an_error() {
     assert!(err.contains("not a Cursor chat store"), "{err}");
 }
 
+#[test]
+fn text_transcripts_are_read_turn_by_turn() {
+    let p = text_fixture();
+    assert_eq!(registry::detect(&p).unwrap().name(), "cursor");
+    let read = cursor().read_path(&p).unwrap();
+    assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+    let s = &read.session;
+    assert_eq!(s.meta.id, "9b2f3c1e-5d4a-4e6b-8c7d-1a2b3c4d5e6f");
+    let msgs = messages(s);
+    let prompts: Vec<String> = msgs
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.text_content())
+        .collect();
+    assert_eq!(prompts, ["fix the build error and add a README", "/review"]);
+    // The attachments and the slash command stay beside the prompt.
+    let wrapper = &msgs[0].content[0].extra["wrapper"]["before"];
+    assert!(wrapper.as_str().unwrap().contains("<terminal_selection"));
+    let calls: Vec<(String, String, Value)> = msgs
+        .iter()
+        .flat_map(|m| m.tool_calls())
+        .map(|(id, name, input)| (id.clone().unwrap(), name.to_string(), input.clone()))
+        .collect();
+    let names: Vec<&str> = calls.iter().map(|c| c.1.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "Read",
+            "Read",
+            "StrReplace",
+            "Shell",
+            "TodoWrite",
+            "Write",
+            "Task"
+        ]
+    );
+    // Multi-line values run on over unindented lines.
+    assert_eq!(calls[2].2["old_string"], "    println!(\"hi\");\n}");
+    assert_eq!(
+        calls[2].2["new_string"],
+        "    println!(\"hi\");\n    let x = 1;\n}"
+    );
+    assert_eq!(calls[3].2["timeout"], 120000);
+    assert_eq!(calls[4].2["todos"][1]["status"], "in_progress");
+    assert_eq!(calls[4].2["merge"], true);
+    assert!(calls[5].2["contents"]
+        .as_str()
+        .unwrap()
+        .ends_with("```bash\ncargo build\n```"));
+    assert_eq!(
+        calls[6].2["prompt"],
+        "Review the working tree of /home/alice/src/demo. Report:\n1. What changed\n2. Risks"
+    );
+    assert_eq!(calls[6].2["model"], "fast");
+    // Each result answers its call, in order; its output was never written.
+    let results: Vec<(Option<String>, &Value)> = msgs
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .flat_map(|m| &m.content)
+        .map(|b| match &b.kind {
+            BlockKind::ToolResult {
+                tool_call_id,
+                content,
+                ..
+            } => {
+                assert!(content.is_empty());
+                (tool_call_id.clone(), &b.extra["name"])
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(results.len(), calls.len());
+    for ((id, name), call) in results.iter().zip(&calls) {
+        assert_eq!(id.as_deref(), Some(call.0.as_str()));
+        assert_eq!(name.as_str(), Some(call.1.as_str()));
+    }
+    // One thinking line with words (the empty one is not a block); the
+    // lines after it are the answer's text.
+    let thinking: Vec<&str> = msgs
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match &b.kind {
+            BlockKind::Thinking { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(thinking, ["**Inspecting the build error**"]);
+    assert!(msgs[1].text_content().contains("I'll read the file first."));
+    assert_eq!(
+        msgs.last().unwrap().text_content(),
+        "No risks found beyond the unused variable `x`."
+    );
+    let v = cursor().validate(&p).unwrap();
+    assert!(
+        v.iter()
+            .all(|d| d.severity != agentlog_formats::Severity::Error),
+        "{v:?}"
+    );
+}
+
 // ---- discovery --------------------------------------------------------
 
 fn md5_hex(s: &str) -> String {
@@ -420,6 +527,26 @@ fn discovers_both_stores_once_per_session() {
     .unwrap();
     std::fs::copy(fixture("as-stage0/small.jsonl"), tdir.join("flat-id.jsonl")).unwrap();
     std::fs::write(tdir.join("notes.txt"), "user: hi\n").unwrap();
+    // A text transcript (what Cursor wrote before JSON lines), one of a
+    // session that also has JSON lines (not taken), and what Cursor keeps
+    // beside the transcripts (terminal logs: never taken).
+    let txt_id = "9b2f3c1e-5d4a-4e6b-8c7d-1a2b3c4d5e6f";
+    std::fs::copy(text_fixture(), tdir.join(format!("{txt_id}.txt"))).unwrap();
+    std::fs::copy(text_fixture(), tdir.join("both-id/both-id.txt")).unwrap();
+    std::fs::create_dir_all(cursor_dir.join("projects/home-me-proj/terminals")).unwrap();
+    std::fs::copy(
+        text_fixture(),
+        cursor_dir.join("projects/home-me-proj/terminals/0123abcd.txt"),
+    )
+    .unwrap();
+    // A session run outside a workspace: `projects/agent-transcripts`.
+    let loose = cursor_dir.join("projects/agent-transcripts/ab12cd34-0000-4000-8000-000000000001");
+    std::fs::create_dir_all(&loose).unwrap();
+    std::fs::copy(
+        fixture("as-stage0/small.jsonl"),
+        loose.join("ab12cd34-0000-4000-8000-000000000001.jsonl"),
+    )
+    .unwrap();
 
     let env = DiscoverEnv::with_home(home);
     let found = cursor().discover(&env);
@@ -431,6 +558,19 @@ fn discovers_both_stores_once_per_session() {
                 .to_string_lossy()
                 .into_owned()
         })
+        .collect();
+    let mut rel_sorted = rel.clone();
+    rel_sorted.sort();
+    let loose_rel = "projects/agent-transcripts/ab12cd34-0000-4000-8000-000000000001/ab12cd34-0000-4000-8000-000000000001.jsonl";
+    let txt_rel = format!("projects/home-me-proj/agent-transcripts/{txt_id}.txt");
+    assert!(rel.iter().any(|r| r == loose_rel), "{rel:#?}");
+    assert!(rel.contains(&txt_rel), "{rel:#?}");
+    // The workspace-less session has no project.
+    let loose_read = cursor().read_path(&cursor_dir.join(loose_rel)).unwrap();
+    assert_eq!(loose_read.session.meta.cwd, None);
+    let rel: Vec<String> = rel
+        .into_iter()
+        .filter(|r| *r != loose_rel && *r != txt_rel)
         .collect();
     assert_eq!(
         rel,
@@ -446,6 +586,10 @@ fn discovers_both_stores_once_per_session() {
         ]
     );
     // The transcript takes title, cwd and model from its chat directory.
+    let found: Vec<PathBuf> = found
+        .into_iter()
+        .filter(|p| !p.ends_with(&txt_rel) && !p.ends_with(loose_rel))
+        .collect();
     let read = cursor().read_path(&found[0]).unwrap();
     assert_eq!(read.session.meta.title.as_deref(), Some("Titled"));
     assert_eq!(read.session.meta.cwd.as_deref(), Some(cwd));
@@ -463,7 +607,7 @@ fn discovers_both_stores_once_per_session() {
         "CURSOR_CONFIG_DIR".into(),
         cursor_dir.to_string_lossy().into_owned(),
     );
-    assert_eq!(cursor().discover(&moved), found);
+    assert_eq!(cursor().discover(&moved).len(), found.len() + 2);
     let mut rooted = DiscoverEnv::with_home(home);
     rooted.roots.insert("cursor".into(), vec![tdir.clone()]);
     assert_eq!(cursor().discover(&rooted).len(), 3);
@@ -501,5 +645,26 @@ proptest::proptest! {
         let text: String = lines.iter().map(|l| format!("{{\"role\":\"user\",\"message\":{{\"content\":{}}}}}\n", serde_json::to_string(l).unwrap())).collect();
         let read = cursor().read_bytes(Path::new("x.jsonl"), text.as_bytes());
         proptest::prop_assert!(read.is_ok() || lines.is_empty());
+    }
+
+    #[test]
+    fn arbitrary_text_transcripts_never_panic(lines in proptest::collection::vec("(user:|assistant:|\\[Thinking\\] [ -~]{0,10}|\\[Tool call\\] [A-Za-z]{0,6}|\\[Tool result\\] [A-Za-z]{0,6}|  [a-z]{1,4}: [ -~]{0,10}|[ -~]{0,20})", 0..30)) {
+        let text = lines.join("\n");
+        let read = cursor().read_bytes(Path::new("agent-transcripts/x.txt"), text.as_bytes());
+        if let Ok(r) = read {
+            // Every call line of an assistant turn is one call.
+            let mut in_assistant = false;
+            let mut want = 0;
+            for l in &lines {
+                match l.as_str() {
+                    "user:" => in_assistant = false,
+                    "assistant:" => in_assistant = true,
+                    l if in_assistant && l.starts_with("[Tool call] ") && !l[12..].trim().is_empty() => want += 1,
+                    _ => {}
+                }
+            }
+            let calls: usize = r.session.entries.iter().filter_map(|e| e.message()).map(|m| m.tool_calls().count()).sum();
+            proptest::prop_assert_eq!(calls, want);
+        }
     }
 }

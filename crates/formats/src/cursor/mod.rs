@@ -8,7 +8,10 @@
 //!   `~/.cursor/projects/<flattened cwd>/agent-transcripts/<id>/<id>.jsonl`
 //!   (also flat `<id>.jsonl`, and subagents under `<parent>/subagents/`):
 //!   one Anthropic-style message per line plus `turn_ended` lines (see
-//!   `read/transcript.rs`).
+//!   `read/transcript.rs`); before them (until about February 2026), plain
+//!   text `<id>.txt` with `user:`/`assistant:` turns (see `read/text.rs`),
+//!   read where no JSON lines of the same id exist. Outside a workspace
+//!   `cursor-agent` writes them to `projects/agent-transcripts/` itself.
 //!
 //! `meta.json` beside a `store.db` gives the title, cwd and model of both.
 //! Its `blobEncryptionKey` is never kept: it is removed before anything is
@@ -39,7 +42,7 @@ impl Format for CursorFormat {
     }
 
     fn description(&self) -> &'static str {
-        "Cursor CLI chat (store.db or agent transcript JSONL)"
+        "Cursor CLI chat (store.db, or agent transcript JSONL or text)"
     }
 
     fn agent(&self) -> Agent {
@@ -62,6 +65,16 @@ impl Format for CursorFormat {
                 90
             } else {
                 60
+            }
+        } else if read::looks_like_text(head) {
+            // Plain text that starts with `user:` is only taken for a
+            // transcript where Cursor keeps them (or when named `.txt`).
+            if path_has_component(path, "agent-transcripts") {
+                90
+            } else if is_txt(path) {
+                40
+            } else {
+                0
             }
         } else {
             0
@@ -125,10 +138,21 @@ fn default_roots(env: &DiscoverEnv) -> Vec<PathBuf> {
 fn discover_in(root: &Path, explicit: bool) -> Vec<PathBuf> {
     let mut transcripts = Vec::new();
     for project in list_dirs(&root.join("projects")) {
-        let dir = project.join("agent-transcripts");
+        // `projects/agent-transcripts` itself: sessions run outside a
+        // workspace.
+        let dir = if project
+            .file_name()
+            .is_some_and(|n| n == "agent-transcripts")
+        {
+            project
+        } else {
+            project.join("agent-transcripts")
+        };
         crate::env::note_dir(&dir);
         if dir.is_dir() {
-            transcripts.extend(walk_files(&dir, 3, &is_jsonl));
+            transcripts.extend(newest_kind(walk_files(&dir, 3, &|p| {
+                is_jsonl(p) || is_txt_transcript(p)
+            })));
         }
     }
     let mut stores = Vec::new();
@@ -164,6 +188,33 @@ fn discover_in(root: &Path, explicit: bool) -> Vec<PathBuf> {
 
 fn is_jsonl(p: &Path) -> bool {
     p.extension().is_some_and(|e| e == "jsonl")
+}
+
+fn is_txt(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "txt")
+}
+
+/// A text transcript Cursor names by its session id (a UUID): other text
+/// files in the folder are not taken.
+fn is_txt_transcript(p: &Path) -> bool {
+    is_txt(p)
+        && p.file_stem()
+            .and_then(|s| s.to_str())
+            .is_some_and(|s| s.len() >= 8 && s.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-'))
+}
+
+/// The transcripts without a plain-text one whose session also has JSON
+/// lines (the newer file of the same session).
+fn newest_kind(files: Vec<PathBuf>) -> Vec<PathBuf> {
+    let json_ids: HashSet<String> = files
+        .iter()
+        .filter(|p| is_jsonl(p))
+        .filter_map(|p| file_stem(p))
+        .collect();
+    files
+        .into_iter()
+        .filter(|p| !is_txt(p) || file_stem(p).is_none_or(|id| !json_ids.contains(&id)))
+        .collect()
 }
 
 fn file_stem(p: &Path) -> Option<String> {

@@ -1,11 +1,18 @@
 //! Reads Cursor sessions: the chat store (`store.db`, with `meta.json`
-//! beside it) and the agent transcripts (JSON lines).
+//! beside it) and the agent transcripts (JSON lines, or plain text before
+//! them).
 
 mod meta;
 mod store;
+mod text;
 mod transcript;
 
 pub(super) use transcript::looks_like;
+
+/// True when `head` starts a plain-text transcript (`user:` first).
+pub(super) fn looks_like_text(head: &[u8]) -> bool {
+    text::looks_like(head)
+}
 
 use super::SQLITE_MAGIC;
 use crate::{FormatError, Read};
@@ -24,7 +31,16 @@ pub(super) fn read_bytes(path: &Path, bytes: &[u8]) -> Result<Read, FormatError>
             "a Cursor store.db can only be read from its file on disk",
         ));
     }
-    transcript::read(path, bytes)
+    transcript_or_text(path, bytes)
+}
+
+/// Reads a transcript: JSON lines, or the older plain text.
+fn transcript_or_text(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
+    if text::looks_like(bytes) {
+        text::read(path, bytes)
+    } else {
+        transcript::read(path, bytes)
+    }
 }
 
 /// Reads the session at `path`: a chat directory, a `store.db` or a transcript.
@@ -50,5 +66,5 @@ pub(super) fn read_path(path: &Path) -> Result<Read, FormatError> {
         return store::read(path);
     }
     let bytes = crate::input::read_file(path)?;
-    transcript::read(path, &bytes)
+    transcript_or_text(path, &bytes)
 }

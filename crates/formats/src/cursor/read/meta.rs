@@ -133,7 +133,14 @@ fn project_slug(path: &Path) -> Option<String> {
     let at = path
         .ancestors()
         .find(|a| a.file_name().is_some_and(|n| n == "agent-transcripts"))?;
-    Some(at.parent()?.file_name()?.to_string_lossy().into_owned())
+    let project = at.parent()?;
+    // `projects/agent-transcripts`: a session run outside a workspace (a
+    // project whose folder is `/projects` sits in `projects/projects`).
+    let grandparent = project.parent().and_then(Path::file_name);
+    if project.file_name()? == "projects" && grandparent.is_none_or(|n| n != "projects") {
+        return None;
+    }
+    Some(project.file_name()?.to_string_lossy().into_owned())
 }
 
 /// Resolves a flattened cwd (`/` replaced by `-`, no leading dash) against
