@@ -72,6 +72,15 @@ fn home_with_agents() -> TestEnv {
         &agent_fixtures().join("crush/mcpfier-2025-08"),
         &env.home().join("mcpfier"),
     );
+    // An Amp thread in Amp's store, and a Cursor plain-text transcript.
+    copy_dir(
+        &agent_fixtures().join("amp/export-0.0.1785170481"),
+        &env.home().join(".local/share/amp/threads"),
+    );
+    copy_dir(
+        &agent_fixtures().join("cursor-txt/projects"),
+        &env.home().join(".cursor/projects"),
+    );
     env
 }
 
@@ -119,6 +128,9 @@ fn ls_show_search_stats_find_the_new_agents() {
         "62b9a83c-90b6-44-31c975b237b53dc",
         "\"crush\"",
         "5ab22793-cccf-4152-bd86-0961dbffd0f6",
+        "\"amp\"",
+        "T-019fa4db-29cf-70c9-8d9b-81524df70e52",
+        "9b2f3c1e-5d4a-4e6b-8c7d-1a2b3c4d5e6f",
     ] {
         assert!(
             ls.stdout.contains(want),
@@ -151,6 +163,14 @@ fn ls_show_search_stats_find_the_new_agents() {
     assert!(search.stdout.contains("37a91d42"), "{}", search.stdout);
     assert!(search.stdout.contains("2affd20c"), "{}", search.stdout);
     assert!(search.stdout.contains("62b9a83c"), "{}", search.stdout);
+    assert!(search.stdout.contains("9b2f3c1e"), "{}", search.stdout);
+    let search = env.run(&["search", "elicitation"]);
+    assert!(search.stdout.contains("T-019fa4db"), "{}", search.stdout);
+    let show = env.run(&["show", "T-019fa4db"]);
+    assert_eq!(show.status, 0, "{}", show.stderr);
+    for want in ["Filesystem tool exercise", "→ apply_patch", "→ Task"] {
+        assert!(show.stdout.contains(want), "{want}: {}", show.stdout);
+    }
     let stats = env.run(&["stats", "--json"]);
     assert_eq!(stats.status, 0, "{}", stats.stderr);
     let v: serde_json::Value = serde_json::from_str(&stats.stdout).unwrap();

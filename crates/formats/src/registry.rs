@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// Every format, in the order detection prefers them on a tie.
 pub fn all() -> &'static [&'static dyn Format] {
-    static ALL: [&dyn Format; 22] = [
+    static ALL: [&dyn Format; 23] = [
         &crate::pi::FORMAT,
         &crate::claude::FORMAT,
         &crate::codex::FORMAT,
@@ -25,6 +25,7 @@ pub fn all() -> &'static [&'static dyn Format] {
         &crate::continue_cli::FORMAT,
         &crate::openhands::FORMAT,
         &crate::crush::FORMAT,
+        &crate::amp::FORMAT,
         &crate::codelia::FORMAT,
         &crate::jido::FORMAT,
         &crate::specstory::FORMAT,

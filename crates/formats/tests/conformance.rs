@@ -109,6 +109,10 @@ const SAMPLES: &[(&str, &[&str])] = &[
             "crates/formats/tests/fixtures/crush/cisco-auto-2026-04",
         ],
     ),
+    (
+        "amp",
+        &["crates/formats/tests/fixtures/amp/export-0.0.1785170481"],
+    ),
 ];
 
 /// Formats whose writer gives back a file it read as the same JSON values,
