@@ -31,9 +31,10 @@ clis=(
   "vibe2|pypi313|mistral-vibe==2.20.0|venv/bin/vibe"
   # (kimi-cli 1.52.0 only prints that it is no longer maintained)
   "kimi|pypi313|kimi-cli==1.51.0|venv/bin/kimi"
-  # (the OpenHands CLI pins Python 3.12, which neither Debian release here
-  # has; openhands-ai 0.x runs headless on 3.13, with its event store)
+  # openhands-ai 0.x runs headless, with its event store; the 1.x CLI
+  # (`openhands`, a terminal program) keeps conversations of its own
   "openhands|pypi313|openhands-ai==0.62.0|venv/lib/python3.13/site-packages/openhands/core/main.py"
+  "openhands1|pypi313|openhands==1.2.1|venv/bin/openhands"
 )
 
 want=("$@")

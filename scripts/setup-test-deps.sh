@@ -19,8 +19,8 @@ bash "$(dirname "$0")/install-chromium.sh"
 bash "$(dirname "$0")/install-ccusage.sh" >/dev/null || echo "warning: ccusage could not be installed; the token comparison test will fail under CI" >&2
 # The further agent CLIs whose files agentlog reads (Copilot, OpenCode, Kilo,
 # Qwen Code with Node 22, Factory Droid, Continue CLI, Cline, Aider, Mistral Vibe 3.x and 2.x, Kimi
-# Code CLI and OpenHands with Python 3.13) for crates/harness/tests/more_agents.rs.
-bash scripts/install-more-agent-clis.sh copilot opencode kilo qwen droid continue cline aider vibe vibe2 kimi openhands >/dev/null \
+# Code CLI and OpenHands 0.x and 1.x with Python 3.13) for crates/harness/tests/more_agents.rs.
+bash scripts/install-more-agent-clis.sh copilot opencode kilo qwen droid continue cline aider vibe vibe2 kimi openhands openhands1 >/dev/null \
   || echo "warning: some of the further agent CLIs could not be installed; their harness tests fail in CI and skip elsewhere" >&2
 # PostgreSQL for the team backend's tests (they start their own throwaway server).
 bash "$(dirname "$0")/postgres.sh" install || echo "warning: could not install PostgreSQL; its tests will be skipped (or fail with CI set)" >&2

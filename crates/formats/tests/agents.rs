@@ -1251,6 +1251,74 @@ fn openhands_event_store_reads_the_prompt_calls_results_answer_and_usage() {
     );
 }
 
+#[test]
+fn openhands_cli_conversations_read_prompts_calls_results_answers_and_usage() {
+    let root = fixture("openhands/1.2.1/conversations");
+    let f = registry::by_name("openhands").unwrap();
+    let found = f.discover(&agentlog_formats::discover::DiscoverEnv {
+        roots: [("openhands".to_string(), vec![root.clone()])].into(),
+        ..Default::default()
+    });
+    assert_eq!(found.len(), 1, "{found:?}");
+    let events = &found[0];
+    assert!(
+        events.ends_with("7f23a88b3ea3474ba9742166c4f14431/events"),
+        "{events:?}"
+    );
+    // The folder, the conversation's folder, its state and any event file
+    // are detected as OpenHands', and read as the same session.
+    let conv = events.parent().unwrap();
+    let one = std::fs::read_dir(events)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    for p in [
+        events.clone(),
+        conv.to_path_buf(),
+        conv.join("base_state.json"),
+        one,
+    ] {
+        assert_eq!(registry::detect(&p).unwrap().name(), "openhands", "{p:?}");
+        assert_eq!(
+            f.read_path(&p).unwrap().session.meta.id,
+            "7f23a88b-3ea3-474b-a974-2166c4f14431"
+        );
+    }
+    let read = f.read_path(events).unwrap();
+    assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+    assert!(f.drift(&read).is_empty(), "{:?}", f.drift(&read));
+    let s = read.session;
+    assert_eq!(s.meta.cwd.as_deref(), Some("/tmp/oh1proj"));
+    assert_eq!(s.meta.model.model.as_deref(), Some("openai/mock-model"));
+    assert_eq!(s.prompts(), ["What files are here?", "Anything else?"]);
+    assert_eq!(
+        messages(&s, &Role::System)[0].injected.as_deref(),
+        Some("system_prompt")
+    );
+    assert!(has_thinking(&s, "I should list the files."));
+    assert_eq!(
+        tool_calls(&s),
+        [("call_mock_0_1".to_string(), "terminal".to_string())]
+    );
+    assert_eq!(
+        results(&s),
+        [("call_mock_0_1".to_string(), "README".to_string())]
+    );
+    assert_eq!(
+        answers(&s),
+        ["There is one file here: README.", "Nothing else to add."]
+    );
+    // The CLI kept the usage of the run after the resume only.
+    let usage: Vec<(u64, u64, u64)> = messages(&s, &Role::Assistant)
+        .iter()
+        .filter_map(|m| m.usage.clone())
+        .map(|u| (u.input, u.output, u.reasoning))
+        .collect();
+    assert_eq!(usage, [(6915, 7, 0)]);
+}
+
 // ---- Crush ----
 
 #[test]

@@ -100,7 +100,10 @@ const SAMPLES: &[(&str, &[&str])] = &[
     ),
     (
         "openhands",
-        &["crates/formats/tests/fixtures/openhands/0.62.0/sessions"],
+        &[
+            "crates/formats/tests/fixtures/openhands/0.62.0/sessions",
+            "crates/formats/tests/fixtures/openhands/1.2.1/conversations",
+        ],
     ),
     (
         "crush",

@@ -1217,6 +1217,160 @@ fn openhands_sessions_are_read_completely() {
     );
 }
 
+/// Runs the terminal program `bin` with `args` in a pseudo-terminal,
+/// answering it as `steps` say (see `crates/harness/scripts/pty_drive.py`).
+fn run_in_terminal(
+    bin: &Path,
+    args: &[&str],
+    home: &Path,
+    cwd: &Path,
+    steps: Value,
+    what: &str,
+) -> String {
+    let driver = workspace().join("crates/harness/scripts/pty_drive.py");
+    let mut c = command(Path::new("python3"), home, cwd, None);
+    c.arg(driver).arg(steps.to_string()).arg(bin).args(args);
+    // A terminal that draws prompts, and no attempt to fetch the model
+    // price list from the network.
+    c.env("TERM", "xterm")
+        .env("LITELLM_LOCAL_MODEL_COST_MAP", "True");
+    run(c, what)
+}
+
+#[test]
+fn openhands_cli_conversations_are_read_and_resumed() {
+    let Some(bin) = cli("openhands1", "venv/bin/openhands") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let first = vec![
+        thinking("I should look at the files first."),
+        tool_call("terminal", json!({"command": "ls", "security_risk": "LOW"})),
+    ];
+    let second = vec![text("There is one file here: README.")];
+    let third = vec![text("Nothing else to add.")];
+    let script = Script::default()
+        .rule(
+            Rule::new("What files are here")
+                .then(first.clone())
+                .then(second.clone()),
+        )
+        .rule(Rule::new("Anything else").then(third.clone()));
+    let server = MockServer::start(script).unwrap();
+    // The CLI's settings: the agent with the mock as its model (the
+    // settings screen writes this file on a first start).
+    let settings = json!({
+        "kind": "Agent",
+        "llm": {"model": "openai/mock-model", "api_key": "sk-mock",
+                "base_url": format!("{}/v1", server.url()), "usage_id": "agent"},
+        "tools": []
+    });
+    std::fs::create_dir_all(home.join(".openhands")).unwrap();
+    std::fs::write(
+        home.join(".openhands/agent_settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    // A prompt, the confirmation of the tool call, the answer, `/exit`.
+    let steps = |prompt: &str, answer: &str, confirm: bool| {
+        let mut s = vec![
+            json!(["expect", "> "]),
+            json!(["send", format!("{prompt}\r")]),
+        ];
+        if confirm {
+            s.push(json!(["expect", "Choose an option"]));
+            s.push(json!(["send", "\r"]));
+        }
+        s.extend([
+            json!(["expect", answer]),
+            json!(["expect", "> "]),
+            json!(["send", "/exit\r"]),
+            json!(["expect", "Terminate session"]),
+            json!(["send", "\r"]),
+        ]);
+        Value::Array(s)
+    };
+    run_in_terminal(
+        &bin,
+        &[],
+        &home,
+        &cwd,
+        steps("What files are here?", "one file here", true),
+        "openhands",
+    );
+    // The conversation's folder is its id without dashes, which
+    // `--resume` takes too.
+    let conversations: Vec<String> = std::fs::read_dir(home.join(".openhands/conversations"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(conversations.len(), 1, "{conversations:?}");
+    let id = conversations[0].clone();
+    // Continued from its files.
+    run_in_terminal(
+        &bin,
+        &["--resume", &id],
+        &home,
+        &cwd,
+        steps("Anything else?", "Nothing else", false),
+        "openhands --resume",
+    );
+    let f = registry::by_name("openhands").unwrap();
+    let found = sessions(f, &home, &[]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let read = f.read_path(&found[0]).unwrap();
+    assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+    let s = &read.session;
+    assert_eq!(s.meta.id.replace('-', ""), id);
+    assert_eq!(s.meta.cwd.as_deref(), Some(cwd.to_str().unwrap()));
+    assert_eq!(s.meta.model.model.as_deref(), Some("openai/mock-model"));
+    assert_eq!(
+        texts(s, &Role::User),
+        ["What files are here?", "Anything else?"]
+    );
+    assert_eq!(thinking_texts(s), ["I should look at the files first."]);
+    assert_eq!(
+        calls(s),
+        [(
+            "terminal".to_string(),
+            json!({"command": "ls", "security_risk": "LOW"})
+        )]
+    );
+    let r = results(s);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(
+        sent_results(&server)
+            .iter()
+            .any(|o| o.contains(r[0].trim())),
+        "result {:?} is not what the model received: {:?}",
+        r[0],
+        sent_results(&server)
+    );
+    assert_eq!(
+        texts(s, &Role::Assistant),
+        ["There is one file here: README.", "Nothing else to add."]
+    );
+    // OpenHands keeps the usage of the latest run's responses only (its
+    // statistics start anew on resume): the third response's.
+    let usages: Vec<&agentlog_model::Usage> = s
+        .entries
+        .iter()
+        .filter_map(|e| e.message())
+        .filter_map(|m| m.usage.as_ref())
+        .collect();
+    let turns = server.turns();
+    assert_eq!(turns.len(), 3);
+    assert_eq!(usages.len(), 1, "{usages:?}");
+    assert_eq!(
+        usages[0].input + usages[0].cache_read,
+        request_tokens(&turns[2])
+    );
+    let (o, t) = reply_tokens(&third);
+    assert_eq!(usages[0].output, o + t);
+}
+
 // ---- Cline CLI ----
 
 #[test]

@@ -16,7 +16,13 @@
 //!   (`recall`, `agent_state_changed`, `null`, …) are kept as events.
 //!
 //! The session is named by its `events` directory. Reading only.
+//!
+//! The CLI of 1.x (PyPI `openhands`, on its software agent SDK) keeps
+//! conversations in `~/.openhands/conversations/<id>/` instead:
+//! `base_state.json` and `events/event-<n>-<uuid>.json` (see
+//! `conversation.rs`); such a session is named by its `events` folder too.
 
+mod conversation;
 mod read;
 mod validate;
 mod wire;
@@ -47,7 +53,7 @@ impl Format for OpenHandsFormat {
     }
 
     fn description(&self) -> &'static str {
-        "OpenHands event store (sessions/<id>/events/<n>.json)"
+        "OpenHands event store (sessions/<id>/events/ or conversations/<id>/events/)"
     }
 
     fn agent(&self) -> Agent {
@@ -59,12 +65,24 @@ impl Format for OpenHandsFormat {
     }
 
     fn detect(&self, path: &Path, head: &[u8]) -> u8 {
-        if head.is_empty() && wire::events_dir(path).is_some_and(|d| d.join("0.json").is_file()) {
+        if head.is_empty()
+            && wire::events_dir(path)
+                .is_some_and(|d| d.join("0.json").is_file() || conversation::is_conversation(&d))
+        {
             return 95;
         }
         let text = crate::jsonl::head_text(head, head.len());
+        if path
+            .file_name()
+            .is_some_and(|n| n == conversation::BASE_STATE)
+            && text.contains("\"persistence_dir\"")
+        {
+            return 85;
+        }
         let event = text.contains("\"source\"")
-            && (text.contains("\"action\"") || text.contains("\"observation\""));
+            && (text.contains("\"action\"")
+                || text.contains("\"observation\"")
+                || text.contains("\"kind\""));
         if event && wire::events_dir(path).is_some() {
             90
         } else {
@@ -75,7 +93,16 @@ impl Format for OpenHandsFormat {
     fn discover(&self, env: &DiscoverEnv) -> Vec<PathBuf> {
         let roots = match env.roots_for(FORMAT_NAME) {
             Some(r) => r.to_vec(),
-            None => vec![file_store(env).join("sessions")],
+            None => {
+                // 0.x's event store, and the 1.x CLI's conversations (always
+                // under `~/.openhands`).
+                let mut r = vec![
+                    file_store(env).join("sessions"),
+                    env.home.join(".openhands/conversations"),
+                ];
+                r.dedup();
+                r
+            }
         };
         let mut out = Vec::new();
         for root in roots {

@@ -36,6 +36,9 @@ pub(super) fn read(path: &Path) -> Result<Read, FormatError> {
             "not an OpenHands `events` folder or one of its numbered files",
         ));
     };
+    if super::conversation::is_conversation(&dir) {
+        return super::conversation::read(&dir);
+    }
     let id = dir
         .parent()
         .and_then(|d| d.file_name())

@@ -1,0 +1,409 @@
+//! Reads a conversation of the OpenHands CLI 1.x (its software agent SDK):
+//! `~/.openhands/conversations/<id>/` with `base_state.json` (the agent's
+//! settings, the workspace, and the token usage of each model response)
+//! and `events/event-<n>-<uuid>.json`, one event a file.
+//!
+//! Each event has a `kind`: `SystemPromptEvent` (the system prompt and the
+//! tools, marked injected), `MessageEvent` (a prompt or an answer, its
+//! `llm_message`), `ActionEvent` (a tool call: the model's `thought` and
+//! `reasoning_content`, the `tool_call` as the model sent it, its
+//! `llm_response_id`), `ObservationEvent` (the call's result; an error, or a
+//! command's non-zero exit code, is an error), `UserRejectObservation` and
+//! `AgentErrorEvent` (a result that is an error). Other kinds (pauses,
+//! condensations, state updates) are kept whole as events. Each model
+//! response's usage, from `base_state.json` by response id, goes on the
+//! first entry of that response; the CLI keeps only the latest run's
+//! (resuming starts its statistics anew).
+
+use super::FORMAT_NAME;
+use crate::{Diagnostic, FormatError, Read};
+use agentlog_model::{
+    Block, Entry, EntryKind, Message, Role, Session, SessionMeta, Timestamp, Usage,
+};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The conversation's state file, beside its `events` folder.
+pub(super) const BASE_STATE: &str = "base_state.json";
+
+/// The number of an event file's name (`event-00012-<uuid>.json`).
+pub(super) fn event_number(name: &str) -> Option<u64> {
+    let rest = name.strip_prefix("event-")?.strip_suffix(".json")?;
+    let digits = rest.split('-').next()?;
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+/// True when the `events` folder `dir` is a 1.x conversation's.
+pub(super) fn is_conversation(dir: &Path) -> bool {
+    dir.parent().is_some_and(|c| c.join(BASE_STATE).is_file())
+}
+
+/// The event files of `dir`, in their numbers' order.
+fn event_files(dir: &Path) -> Result<Vec<(u64, PathBuf)>, FormatError> {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| FormatError::io(dir, e))? {
+        let Ok(e) = e else { continue };
+        let p = e.path();
+        if let Some(n) = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(event_number)
+        {
+            files.push((n, p));
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Reads the conversation whose `events` folder is `dir`.
+pub(super) fn read(dir: &Path) -> Result<Read, FormatError> {
+    let mut diags = Vec::new();
+    let conv = dir.parent().unwrap_or(dir);
+    let state_path = conv.join(BASE_STATE);
+    let state = match crate::input::read_file(&state_path) {
+        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => {
+                return Err(FormatError::invalid(
+                    &state_path,
+                    Some(1),
+                    "not a JSON object",
+                ))
+            }
+            Err(e) => {
+                return Err(FormatError::invalid(
+                    &state_path,
+                    Some(e.line() as u64),
+                    format!("not JSON: {e}"),
+                ))
+            }
+        },
+        Err(e) => {
+            diags.push(Diagnostic::warning(
+                &state_path,
+                None,
+                "unreadable",
+                e.to_string(),
+            ));
+            Map::new()
+        }
+    };
+    let id = state
+        .get("id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| conv.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let mut meta = SessionMeta::new(id, crate::Format::agent(&super::FORMAT));
+    meta.format = Some(FORMAT_NAME.into());
+    meta.cwd = state
+        .get("workspace")
+        .and_then(|w| w.get("working_dir"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    meta.model.model = state
+        .get("agent")
+        .and_then(|a| a.pointer("/llm/model"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let mut usages = usages_by_response(&state);
+    meta.extra.insert("base_state".into(), Value::Object(state));
+    let mut session = Session::new(meta);
+    for (n, file) in event_files(dir)? {
+        let bytes = match crate::input::read_file(&file) {
+            Ok(b) => b,
+            Err(e) => {
+                diags.push(Diagnostic::warning(
+                    &file,
+                    None,
+                    "unreadable",
+                    e.to_string(),
+                ));
+                continue;
+            }
+        };
+        let event = match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(m)) => m,
+            Ok(other) => {
+                diags.push(Diagnostic::warning(
+                    &file,
+                    Some(1),
+                    "unknown-record",
+                    "not a JSON object; kept verbatim",
+                ));
+                let mut e = Entry::new(
+                    format!("e{n}"),
+                    None,
+                    EntryKind::Unknown {
+                        record_type: None,
+                        raw: other,
+                    },
+                );
+                e.line = Some(n);
+                push(&mut session, e);
+                continue;
+            }
+            Err(e) => {
+                diags.push(Diagnostic::warning(
+                    &file,
+                    Some(e.line() as u64),
+                    "invalid-json",
+                    format!("not JSON: {e}"),
+                ));
+                continue;
+            }
+        };
+        if session.meta.created_at.is_none() {
+            session.meta.created_at = event
+                .get("timestamp")
+                .and_then(Value::as_str)
+                .map(|t| Timestamp::Text(t.to_string()));
+        }
+        push(&mut session, entry(event, n, &mut usages));
+    }
+    Ok(Read {
+        session,
+        diagnostics: diags,
+    })
+}
+
+fn push(session: &mut Session, mut e: Entry) {
+    e.parent_id = session.leaf_id.clone();
+    session.push(e);
+}
+
+/// Each model response's usage and model, by response id, from every
+/// usage counter of the state's statistics.
+fn usages_by_response(state: &Map<String, Value>) -> HashMap<String, (Usage, Option<String>)> {
+    let mut out = HashMap::new();
+    let Some(Value::Object(metrics)) = state.get("stats").and_then(|s| s.get("usage_to_metrics"))
+    else {
+        return out;
+    };
+    for m in metrics.values() {
+        let Some(list) = m.get("token_usages").and_then(Value::as_array) else {
+            continue;
+        };
+        for u in list {
+            let Some(r) = u.get("response_id").and_then(Value::as_str) else {
+                continue;
+            };
+            let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+            let cache_read = n("cache_read_tokens");
+            let usage = Usage {
+                // The prompt's tokens count the cached ones.
+                input: n("prompt_tokens").saturating_sub(cache_read),
+                output: n("completion_tokens"),
+                cache_read,
+                cache_write: n("cache_write_tokens"),
+                reasoning: n("reasoning_tokens"),
+                ..Usage::default()
+            };
+            let model = u.get("model").and_then(Value::as_str).map(str::to_string);
+            out.insert(r.to_string(), (usage, model));
+        }
+    }
+    out
+}
+
+/// The text parts of a list of content blocks (`{"type": "text", "text"}`).
+fn texts(content: Option<&Value>) -> Vec<Block> {
+    let Some(list) = content.and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|c| match c.get("type").and_then(Value::as_str) {
+            Some("text") => c.get("text").and_then(Value::as_str).map(Block::text),
+            Some("image") => Some(Block {
+                kind: agentlog_model::BlockKind::Image {
+                    media_type: None,
+                    data: None,
+                    url: c
+                        .get("image_urls")
+                        .and_then(|u| u.get(0))
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                },
+                extra: Default::default(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The entry of one event.
+fn entry(
+    mut ev: Map<String, Value>,
+    n: u64,
+    usages: &mut HashMap<String, (Usage, Option<String>)>,
+) -> Entry {
+    let id = ev
+        .get("id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("e{n}"));
+    let ts = ev
+        .get("timestamp")
+        .and_then(Value::as_str)
+        .map(|t| Timestamp::Text(t.to_string()));
+    let kind_name = ev
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    // The usage of the response an event belongs to, the first time.
+    let mut take_usage = |ev: &Map<String, Value>, m: &mut Message| {
+        let r = ev.get("llm_response_id").and_then(Value::as_str)?;
+        let (u, model) = usages.remove(r)?;
+        m.usage = Some(u);
+        m.model = model;
+        Some(())
+    };
+    let kind = match kind_name.as_str() {
+        "SystemPromptEvent" => {
+            let text = ev
+                .get("system_prompt")
+                .and_then(|p| p.get("text"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let mut m = Message::text(Role::System, text);
+            m.injected = Some("system_prompt".into());
+            if let Some(Value::Object(p)) = ev.get_mut("system_prompt") {
+                p.remove("text");
+            }
+            EntryKind::Message(m)
+        }
+        "MessageEvent" => {
+            let msg = ev.get("llm_message").cloned().unwrap_or(Value::Null);
+            let role = Role::parse(msg.get("role").and_then(Value::as_str).unwrap_or("user"));
+            let mut m = Message::new(role);
+            if let Some(t) = msg
+                .get("reasoning_content")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
+                m.content.push(Block::thinking(t, None));
+            }
+            m.content.extend(texts(msg.get("content")));
+            take_usage(&ev, &mut m);
+            // The text is in the entry; the rest of the message is kept.
+            if let Some(Value::Object(lm)) = ev.get_mut("llm_message") {
+                lm.remove("content");
+            }
+            EntryKind::Message(m)
+        }
+        "ActionEvent" => {
+            let mut m = Message::new(Role::Assistant);
+            if let Some(t) = ev
+                .get("reasoning_content")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
+                m.content.push(Block::thinking(t, None));
+            }
+            m.content.extend(texts(ev.get("thought")));
+            let call = ev.get("tool_call").cloned().unwrap_or(Value::Null);
+            let call_id = call
+                .get("id")
+                .or_else(|| ev.get("tool_call_id"))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let name = call
+                .get("name")
+                .or_else(|| ev.get("tool_name"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            // The arguments as the model sent them (a string of JSON).
+            let input = match call.get("arguments") {
+                Some(Value::String(a)) => {
+                    serde_json::from_str(a).unwrap_or_else(|_| Value::String(a.clone()))
+                }
+                Some(other) => other.clone(),
+                None => ev.get("action").cloned().unwrap_or(Value::Null),
+            };
+            m.content.push(Block::tool_call(call_id, name, input));
+            take_usage(&ev, &mut m);
+            EntryKind::Message(m)
+        }
+        "ObservationEvent" | "UserRejectObservation" | "AgentErrorEvent" => {
+            let call_id = ev
+                .get("tool_call_id")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let obs = ev.get("observation");
+            let mut content = texts(obs.and_then(|o| o.get("content")));
+            for key in ["rejection_reason", "error"] {
+                if let Some(t) = ev.get(key).and_then(Value::as_str) {
+                    content.push(Block::text(t));
+                }
+            }
+            let exit = obs
+                .and_then(|o| o.pointer("/metadata/exit_code"))
+                .and_then(Value::as_i64);
+            let is_error = kind_name != "ObservationEvent"
+                || obs
+                    .and_then(|o| o.get("is_error"))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false)
+                || exit.is_some_and(|c| c != 0);
+            if let Some(Value::Object(o)) = ev.get_mut("observation") {
+                o.remove("content");
+            }
+            let mut m = Message::new(Role::Tool);
+            m.tool_call_id = call_id.clone();
+            m.tool_name = ev
+                .get("tool_name")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            m.is_error = Some(is_error);
+            m.content
+                .push(Block::tool_result(call_id, content, is_error));
+            EntryKind::Message(m)
+        }
+        _ => {
+            let source = ev
+                .get("source")
+                .and_then(Value::as_str)
+                .unwrap_or(FORMAT_NAME)
+                .to_string();
+            let kind = EntryKind::Event {
+                source,
+                event_type: if kind_name.is_empty() {
+                    "(none)".into()
+                } else {
+                    kind_name
+                },
+                seq: Some(n),
+                payload: Value::Object(ev),
+            };
+            let mut e = Entry::new(id, None, kind);
+            e.timestamp = ts;
+            e.line = Some(n);
+            return e;
+        }
+    };
+    let mut e = Entry::new(id, None, kind);
+    e.timestamp = ts;
+    e.line = Some(n);
+    e.extra = ev;
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_file_names_give_their_number() {
+        assert_eq!(
+            event_number("event-00012-6ca05210-a231-48f7-a223-3080a92cda10.json"),
+            Some(12)
+        );
+        assert_eq!(event_number("event-x-1.json"), None);
+        assert_eq!(event_number("12.json"), None);
+    }
+}
