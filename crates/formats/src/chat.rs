@@ -212,7 +212,7 @@ pub(crate) fn tool_call(v: Value) -> Block {
 }
 
 /// The extra fields of `extra` that came from the file (not `$` marks).
-fn own_fields(extra: &Extra) -> Map<String, Value> {
+pub(crate) fn own_fields(extra: &Extra) -> Map<String, Value> {
     extra
         .iter()
         .filter(|(k, _)| !k.starts_with('$'))

@@ -134,6 +134,7 @@ const EXACT_ROUND_TRIP: &[&str] = &[
     "jido",
     "specstory",
     "kimi",
+    "continue",
 ];
 
 fn workspace() -> PathBuf {

@@ -1127,6 +1127,43 @@ fn continue_sessions_are_read_completely() {
     check_listing_as(s, &server, &replies, "Bash", Keeps::TokensNotText);
 }
 
+#[test]
+fn continue_resumes_a_session_agentlog_converted() {
+    let Some(bin) = cli("continue", "node_modules/.bin/cn") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let server =
+        MockServer::start(Script::default().rule(Rule::new("").then(vec![text("ok")]))).unwrap();
+    // A Copilot session (written by the real Copilot CLI) continued in
+    // Continue: `cn --resume` takes the newest session file.
+    let (_, plan) = place_converted_copilot("continue", &home, &cwd);
+    assert_eq!(plan.command, "cn --resume");
+    let mut c = continue_cmd(&bin, &home, &cwd, &server.url());
+    c.args(["-p", "Continue please", "--resume"]);
+    run(c, "cn --resume of a converted session");
+    assert!(model_saw(&server, "Continue please"));
+    assert!(
+        model_saw(&server, "What files are here?"),
+        "the converted history was not sent"
+    );
+    // The call's result reached the model as a tool result.
+    let sent = sent_results(&server);
+    assert!(sent.iter().any(|o| o.contains("README")), "{sent:?}");
+    // Continue wrote its turn into the file agentlog wrote, which reads
+    // back whole.
+    let f = registry::by_name("continue").unwrap();
+    let back = f.read_path(&plan.path).unwrap().session;
+    let prompts = back.prompts();
+    assert_eq!(
+        prompts.first().map(String::as_str),
+        Some("What files are here?")
+    );
+    assert_eq!(prompts.last().map(String::as_str), Some("Continue please"));
+}
+
 // ---- OpenHands ----
 
 #[test]

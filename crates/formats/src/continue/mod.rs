@@ -11,15 +11,18 @@
 //! - Everything not mapped is kept in the entries' and the session's extra
 //!   fields.
 //!
-//! Reading only.
+//! Written item for item; another agent's session is written as the
+//! history Continue keeps, which `cn --resume` continues (`resume --in
+//! continue`).
 
 mod read;
 mod validate;
 mod wire;
+mod write;
 
 use crate::env::DiscoverEnv;
-use crate::{Diagnostic, Format, FormatError, Read};
-use agentlog_model::Agent;
+use crate::{Diagnostic, Fidelity, Format, FormatError, Read, ResumePlan};
+use agentlog_model::{Agent, Session};
 use std::path::{Path, PathBuf};
 
 /// The registry name.
@@ -102,5 +105,32 @@ impl Format for ContinueFormat {
 
     fn validate(&self, path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
         validate::validate(path)
+    }
+
+    fn can_write(&self) -> bool {
+        true
+    }
+
+    fn write(
+        &self,
+        session: &Session,
+        out: &mut dyn std::io::Write,
+    ) -> Result<Fidelity, FormatError> {
+        write::write(session, out)
+    }
+
+    /// `cn --resume` continues the newest file of the sessions folder: the
+    /// one just written.
+    fn resume_plan(&self, session: &Session, env: &DiscoverEnv) -> Result<ResumePlan, FormatError> {
+        let cwd = crate::format::resume_cwd(session, FORMAT_NAME)?;
+        let root = continue_dir(env).join("sessions");
+        let id = crate::safe_path::component(&session.meta.id);
+        let path = root.join(format!("{id}.json"));
+        crate::safe_path::inside(&root, &path)?;
+        Ok(ResumePlan {
+            path,
+            command: "cn --resume".into(),
+            cwd: Some(PathBuf::from(cwd)),
+        })
     }
 }

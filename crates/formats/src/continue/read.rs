@@ -167,7 +167,9 @@ fn item_entries(mut item: Map<String, Value>, n: u64) -> Vec<Entry> {
     if let Some(Value::Array(calls)) = m.remove("toolCalls") {
         msg.content.extend(calls.into_iter().map(tool_call));
     }
-    if let Some(u) = m.remove("usage") {
+    // The usage stays in the message's fields as written too (the writer
+    // gives it back as it was).
+    if let Some(u) = m.get("usage").cloned() {
         let mut usage = usage_of(&u);
         usage.cost_usd = u
             .get("cost_cents")
