@@ -13,10 +13,13 @@
 //! Two things cannot be told apart in the text, and are read by rule:
 //! - where thinking ends: the `[Thinking]` line is the thinking, the lines
 //!   after it are the answer's text;
-//! - where an argument ends: a value runs until the next `  key: ` line of
-//!   a key the call has not had yet, a marker or a turn line (values such
-//!   as a written file's contents continue unindented). Each call keeps
-//!   its arguments exactly as written in `extra.arguments_text`.
+//! - where an argument ends: a value runs until a marker, a turn line, or
+//!   the next `  key: ` line of a key the call has not had yet (values
+//!   such as a written file's contents continue unindented); once a value
+//!   has run over several lines, only a key Cursor's tools take
+//!   ([`KNOWN_KEYS`]) starts the next argument, so that a written YAML
+//!   file's `  branches: [main]` stays in its contents. Each call keeps its
+//!   arguments exactly as written in `extra.arguments_text`.
 
 use super::super::wire::content::classify_user;
 use super::meta;
@@ -24,6 +27,48 @@ use crate::{Diagnostic, FormatError, Read};
 use agentlog_model::{Agent, Block, Entry, EntryKind, Message, Role, Session, SessionMeta};
 use serde_json::{Map, Value};
 use std::path::Path;
+
+/// The argument names of Cursor's tools seen in real transcripts.
+const KNOWN_KEYS: &[&str] = &[
+    "path",
+    "paths",
+    "target_directory",
+    "working_directory",
+    "command",
+    "description",
+    "timeout",
+    "block_until_ms",
+    "is_background",
+    "offset",
+    "limit",
+    "pattern",
+    "glob_pattern",
+    "query",
+    "-i",
+    "-A",
+    "-B",
+    "-C",
+    "output_mode",
+    "head_limit",
+    "type",
+    "contents",
+    "old_string",
+    "new_string",
+    "replace_all",
+    "todos",
+    "merge",
+    "subagent_type",
+    "prompt",
+    "model",
+    "name",
+    "overview",
+    "plan",
+    "title",
+    "questions",
+    "url",
+    "search_term",
+    "explanation",
+];
 
 const THINKING: &str = "[Thinking]";
 const TOOL_CALL: &str = "[Tool call] ";
@@ -285,17 +330,15 @@ fn assistant(
 /// that is not an argument when no argument has started; a value runs on
 /// over any line but a marker or a new key's line.
 fn call_end(lines: &[(u64, &str)], start: usize) -> usize {
-    let mut keys: Vec<&str> = Vec::new();
+    let mut args = Args::default();
     let mut i = start;
     while i < lines.len() {
         let line = lines[i].1;
         if !matches!(classify(line), Line::Other(_)) {
             break;
         }
-        match argument(line) {
-            Some((key, _)) if !keys.contains(&key) => keys.push(key),
-            _ if keys.is_empty() => break,
-            _ => {}
+        if args.new_key(line).is_none() && args.keys.is_empty() {
+            break;
         }
         i += 1;
     }
@@ -311,7 +354,7 @@ fn call_end(lines: &[(u64, &str)], start: usize) -> usize {
 /// (the agent sent JSON; the transcript printed it).
 fn arguments(lines: &[&str]) -> Value {
     let mut out = Map::new();
-    let mut keys: Vec<&str> = Vec::new();
+    let mut args = Args::default();
     let mut current: Option<(&str, Vec<&str>)> = None;
     let finish = |current: &mut Option<(&str, Vec<&str>)>, out: &mut Map<String, Value>| {
         if let Some((key, parts)) = current.take() {
@@ -319,13 +362,12 @@ fn arguments(lines: &[&str]) -> Value {
         }
     };
     for &line in lines {
-        match argument(line) {
-            Some((key, value)) if !keys.contains(&key) => {
+        match args.new_key(line) {
+            Some((key, value)) => {
                 finish(&mut current, &mut out);
-                keys.push(key);
                 current = Some((key, vec![value]));
             }
-            _ => {
+            None => {
                 if let Some((_, parts)) = &mut current {
                     parts.push(line);
                 }
@@ -334,6 +376,32 @@ fn arguments(lines: &[&str]) -> Value {
     }
     finish(&mut current, &mut out);
     Value::Object(out)
+}
+
+/// The arguments of a call being read: the keys so far, and whether the
+/// current value has run over more than its first line.
+#[derive(Default)]
+struct Args<'a> {
+    keys: Vec<&'a str>,
+    long_value: bool,
+}
+
+impl<'a> Args<'a> {
+    /// The key and value `line` starts, if it starts the next argument (see
+    /// the module's notes); otherwise the line continues the value.
+    fn new_key(&mut self, line: &'a str) -> Option<(&'a str, &'a str)> {
+        let arg = argument(line).filter(|(key, _)| {
+            !self.keys.contains(key) && (!self.long_value || KNOWN_KEYS.contains(key))
+        });
+        match arg {
+            Some((key, _)) => {
+                self.keys.push(key);
+                self.long_value = false;
+            }
+            None => self.long_value = !self.keys.is_empty(),
+        }
+        arg
+    }
 }
 
 fn value_of(text: &str) -> Value {
@@ -384,7 +452,7 @@ mod tests {
     #[test]
     fn arguments_run_on_over_unindented_lines_until_a_new_key() {
         let s = read_str(
-            "user:\n<user_query>\nwrite it\n</user_query>\n\nassistant:\n[Tool call] Write\n  path: /a/b.md\n  contents: # t\n\n  name: x\nbody\n[Tool call] Shell\n  command: ls\n  timeout: 120\n  merge: true\n\n[Tool result] Write\n\n[Tool result] Shell\n\nassistant:\nDone.",
+            "user:\n<user_query>\nwrite it\n</user_query>\n\nassistant:\n[Tool call] Write\n  path: /a/b.md\n  contents: # t\n\n  branches: [main]\nbody\n[Tool call] Shell\n  command: ls\n  timeout: 120\n  merge: true\n\n[Tool result] Write\n\n[Tool result] Shell\n\nassistant:\nDone.",
         );
         let calls: Vec<(&str, &Value)> = s
             .entries
@@ -395,9 +463,9 @@ mod tests {
         assert_eq!(calls.len(), 2);
         assert_eq!(calls[0].0, "Write");
         assert_eq!(calls[0].1["path"], "/a/b.md");
-        // `  name: x` inside the contents is a new key here: the rule
-        // cannot know better, and the text is kept as written.
-        assert_eq!(calls[0].1["contents"], "# t\n");
+        // `  branches: [main]` after the contents' first lines is not a
+        // key of Cursor's tools: it stays in the contents.
+        assert_eq!(calls[0].1["contents"], "# t\n\n  branches: [main]\nbody");
         assert_eq!(calls[1].1["timeout"], 120);
         assert_eq!(calls[1].1["merge"], true);
         let results: Vec<&Block> = s
