@@ -300,7 +300,26 @@ pub(crate) fn message_line(e: &Entry, m: &Message) -> Value {
             _ => parts.push(part_value(b)),
         }
     }
-    if m.content_is_text {
+    put_content(&mut obj, m.content_is_text, parts, calls, "tool_calls");
+    if let Some(id) = &m.tool_call_id {
+        obj.insert("tool_call_id".into(), id.clone().into());
+    }
+    if let Some(name) = &m.tool_name {
+        obj.insert("name".into(), name.clone().into());
+    }
+    Value::Object(obj)
+}
+
+/// Puts a message's `content` (one string when it was written as one,
+/// else its parts) and its calls (under `calls_key`) into `obj`.
+pub(crate) fn put_content(
+    obj: &mut Map<String, Value>,
+    content_is_text: bool,
+    parts: Vec<Value>,
+    calls: Vec<Value>,
+    calls_key: &str,
+) {
+    if content_is_text {
         let text: String = parts
             .iter()
             .filter_map(|p| p.get("text").and_then(Value::as_str))
@@ -310,15 +329,8 @@ pub(crate) fn message_line(e: &Entry, m: &Message) -> Value {
         obj.insert("content".into(), Value::Array(parts));
     }
     if !calls.is_empty() {
-        obj.insert("tool_calls".into(), Value::Array(calls));
+        obj.insert(calls_key.into(), Value::Array(calls));
     }
-    if let Some(id) = &m.tool_call_id {
-        obj.insert("tool_call_id".into(), id.clone().into());
-    }
-    if let Some(name) = &m.tool_name {
-        obj.insert("name".into(), name.clone().into());
-    }
-    Value::Object(obj)
 }
 
 /// A tool result as a `tool` message.

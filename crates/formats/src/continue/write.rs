@@ -6,7 +6,7 @@
 
 use super::wire::UNTITLED;
 use super::FORMAT_NAME;
-use crate::chat::{call_value, own_fields, part_value};
+use crate::chat::{call_value, own_fields, part_value, put_content};
 use crate::{Fidelity, FormatError};
 use agentlog_model::{Block, BlockKind, EntryKind, Message, Role, Session};
 use serde_json::{json, Map, Value};
@@ -82,18 +82,7 @@ fn own_items(session: &Session, fidelity: &mut Fidelity) -> Vec<Value> {
                         _ => parts.push(part_value(b)),
                     }
                 }
-                if m.content_is_text {
-                    let text: String = parts
-                        .iter()
-                        .filter_map(|p| p.get("text").and_then(Value::as_str))
-                        .collect();
-                    msg.insert("content".into(), text.into());
-                } else if !parts.is_empty() {
-                    msg.insert("content".into(), Value::Array(parts));
-                }
-                if !calls.is_empty() {
-                    msg.insert("toolCalls".into(), Value::Array(calls));
-                }
+                put_content(&mut msg, m.content_is_text, parts, calls, "toolCalls");
                 item.insert("message".into(), Value::Object(msg));
                 items.push(Value::Object(item));
             }

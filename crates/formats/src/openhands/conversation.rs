@@ -15,6 +15,7 @@
 //! first entry of that response; the CLI keeps only the latest run's
 //! (resuming starts its statistics anew).
 
+use super::wire::{event_file, event_files, push, unknown};
 use super::FORMAT_NAME;
 use crate::{Diagnostic, FormatError, Read};
 use agentlog_model::{
@@ -22,7 +23,7 @@ use agentlog_model::{
 };
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The conversation's state file, beside its `events` folder.
 pub(super) const BASE_STATE: &str = "base_state.json";
@@ -39,24 +40,6 @@ pub(super) fn event_number(name: &str) -> Option<u64> {
 /// True when the `events` folder `dir` is a 1.x conversation's.
 pub(super) fn is_conversation(dir: &Path) -> bool {
     dir.parent().is_some_and(|c| c.join(BASE_STATE).is_file())
-}
-
-/// The event files of `dir`, in their numbers' order.
-fn event_files(dir: &Path) -> Result<Vec<(u64, PathBuf)>, FormatError> {
-    let mut files = Vec::new();
-    for e in std::fs::read_dir(dir).map_err(|e| FormatError::io(dir, e))? {
-        let Ok(e) = e else { continue };
-        let p = e.path();
-        if let Some(n) = p
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(event_number)
-        {
-            files.push((n, p));
-        }
-    }
-    files.sort();
-    Ok(files)
 }
 
 /// Reads the conversation whose `events` folder is `dir`.
@@ -113,49 +96,14 @@ pub(super) fn read(dir: &Path) -> Result<Read, FormatError> {
     let mut usages = usages_by_response(&state);
     meta.extra.insert("base_state".into(), Value::Object(state));
     let mut session = Session::new(meta);
-    for (n, file) in event_files(dir)? {
-        let bytes = match crate::input::read_file(&file) {
-            Ok(b) => b,
-            Err(e) => {
-                diags.push(Diagnostic::warning(
-                    &file,
-                    None,
-                    "unreadable",
-                    e.to_string(),
-                ));
+    for (n, file) in event_files(dir, event_number)? {
+        let event = match event_file(&file, &mut diags) {
+            Some(Ok(event)) => event,
+            Some(Err(other)) => {
+                push(&mut session, unknown(n, other));
                 continue;
             }
-        };
-        let event = match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Object(m)) => m,
-            Ok(other) => {
-                diags.push(Diagnostic::warning(
-                    &file,
-                    Some(1),
-                    "unknown-record",
-                    "not a JSON object; kept verbatim",
-                ));
-                let mut e = Entry::new(
-                    format!("e{n}"),
-                    None,
-                    EntryKind::Unknown {
-                        record_type: None,
-                        raw: other,
-                    },
-                );
-                e.line = Some(n);
-                push(&mut session, e);
-                continue;
-            }
-            Err(e) => {
-                diags.push(Diagnostic::warning(
-                    &file,
-                    Some(e.line() as u64),
-                    "invalid-json",
-                    format!("not JSON: {e}"),
-                ));
-                continue;
-            }
+            None => continue,
         };
         if session.meta.created_at.is_none() {
             session.meta.created_at = event
@@ -169,11 +117,6 @@ pub(super) fn read(dir: &Path) -> Result<Read, FormatError> {
         session,
         diagnostics: diags,
     })
-}
-
-fn push(session: &mut Session, mut e: Entry) {
-    e.parent_id = session.leaf_id.clone();
-    session.push(e);
 }
 
 /// Each model response's usage and model, by response id, from every

@@ -1,31 +1,12 @@
 //! Reads a session's events (`events/<n>.json`) into a session.
 
-use super::wire::{events_dir, usage_of};
+use super::wire::{event_file, event_files, events_dir, push, unknown, usage_of};
 use super::FORMAT_NAME;
-use crate::{Diagnostic, FormatError, Read};
+use crate::{FormatError, Read};
 use agentlog_model::{Block, Entry, EntryKind, Message, Role, Session, SessionMeta, Timestamp};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
-
-/// The event files of `dir`, in their numbers' order.
-fn event_files(dir: &Path) -> Result<Vec<(u64, PathBuf)>, FormatError> {
-    let mut files = Vec::new();
-    for e in std::fs::read_dir(dir).map_err(|e| FormatError::io(dir, e))? {
-        let Ok(e) = e else { continue };
-        let p = e.path();
-        let n = p
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_suffix(".json"))
-            .and_then(|n| n.parse::<u64>().ok());
-        if let Some(n) = n {
-            files.push((n, p));
-        }
-    }
-    files.sort();
-    Ok(files)
-}
+use std::path::Path;
 
 /// Reads the session whose events are in the folder `path` names.
 pub(super) fn read(path: &Path) -> Result<Read, FormatError> {
@@ -50,40 +31,15 @@ pub(super) fn read(path: &Path) -> Result<Read, FormatError> {
     let mut diags = Vec::new();
     let mut session = Session::new(meta);
     let mut responses = HashSet::new();
-    for (n, file) in event_files(&dir)? {
-        let bytes = match crate::input::read_file(&file) {
-            Ok(b) => b,
-            Err(e) => {
-                diags.push(Diagnostic::warning(
-                    &file,
-                    None,
-                    "unreadable",
-                    e.to_string(),
-                ));
-                continue;
-            }
-        };
-        let event = match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Object(m)) => m,
-            Ok(other) => {
-                diags.push(Diagnostic::warning(
-                    &file,
-                    None,
-                    "unknown-record",
-                    "not a JSON object; kept verbatim",
-                ));
+    let numbered = |name: &str| name.strip_suffix(".json")?.parse::<u64>().ok();
+    for (n, file) in event_files(&dir, numbered)? {
+        let event = match event_file(&file, &mut diags) {
+            Some(Ok(event)) => event,
+            Some(Err(other)) => {
                 push(&mut session, unknown(n, other));
                 continue;
             }
-            Err(e) => {
-                diags.push(Diagnostic::warning(
-                    &file,
-                    Some(e.line() as u64),
-                    "invalid-json",
-                    format!("not JSON: {e}"),
-                ));
-                continue;
-            }
+            None => continue,
         };
         note_meta(&mut session.meta, &event);
         for e in event_entries(event, n, &mut responses) {
@@ -94,24 +50,6 @@ pub(super) fn read(path: &Path) -> Result<Read, FormatError> {
         session,
         diagnostics: diags,
     })
-}
-
-fn push(session: &mut Session, mut e: Entry) {
-    e.parent_id = session.leaf_id.clone();
-    session.push(e);
-}
-
-fn unknown(n: u64, raw: Value) -> Entry {
-    let mut e = Entry::new(
-        format!("e{n}"),
-        None,
-        EntryKind::Unknown {
-            record_type: None,
-            raw,
-        },
-    );
-    e.line = Some(n);
-    e
 }
 
 /// Takes the session's start, working directory and model from the events.

@@ -1,6 +1,9 @@
 //! What OpenHands' event store is made of: its folder names and the usage
 //! of a model response.
 
+use crate::{Diagnostic, FormatError};
+use agentlog_model::{Entry, EntryKind, Session};
+use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
 /// The folder of a session's events.
@@ -36,3 +39,78 @@ pub(super) fn events_dir(path: &Path) -> Option<PathBuf> {
 }
 
 pub(super) use crate::chat::openai_usage as usage_of;
+
+/// The event files of `dir` whose names `number` gives a number, in their
+/// numbers' order.
+pub(super) fn event_files(
+    dir: &Path,
+    number: fn(&str) -> Option<u64>,
+) -> Result<Vec<(u64, PathBuf)>, FormatError> {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| FormatError::io(dir, e))? {
+        let Ok(e) = e else { continue };
+        let p = e.path();
+        if let Some(n) = p.file_name().and_then(|n| n.to_str()).and_then(number) {
+            files.push((n, p));
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// One event file: its object, or (`Err`) a JSON value that is not an
+/// object, which the caller keeps verbatim; `None`, said in `diags`, when
+/// the file cannot be read or is not JSON.
+pub(super) fn event_file(
+    file: &Path,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Result<Map<String, Value>, Value>> {
+    let bytes = match crate::input::read_file(file) {
+        Ok(b) => b,
+        Err(e) => {
+            diags.push(Diagnostic::warning(file, None, "unreadable", e.to_string()));
+            return None;
+        }
+    };
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(m)) => Some(Ok(m)),
+        Ok(other) => {
+            diags.push(Diagnostic::warning(
+                file,
+                None,
+                "unknown-record",
+                "not a JSON object; kept verbatim",
+            ));
+            Some(Err(other))
+        }
+        Err(e) => {
+            diags.push(Diagnostic::warning(
+                file,
+                Some(e.line() as u64),
+                "invalid-json",
+                format!("not JSON: {e}"),
+            ));
+            None
+        }
+    }
+}
+
+/// Adds `e` to `session` after its current leaf.
+pub(super) fn push(session: &mut Session, mut e: Entry) {
+    e.parent_id = session.leaf_id.clone();
+    session.push(e);
+}
+
+/// The entry of an event file that is not a JSON object, kept verbatim.
+pub(super) fn unknown(n: u64, raw: Value) -> Entry {
+    let mut e = Entry::new(
+        format!("e{n}"),
+        None,
+        EntryKind::Unknown {
+            record_type: None,
+            raw,
+        },
+    );
+    e.line = Some(n);
+    e
+}
