@@ -382,6 +382,44 @@ fn place_converted_copilot(
     (s, plan)
 }
 
+/// Checks that `s` holds one tool result, and that it is what the model
+/// received as the result of its call.
+fn check_one_result_sent(s: &Session, server: &MockServer) {
+    let r = results(s);
+    assert_eq!(r.len(), 1, "{r:?}");
+    let sent = sent_results(server);
+    assert!(
+        sent.iter().any(|o| o.contains(r[0].trim())),
+        "result {:?} is not what the model received: {sent:?}",
+        r[0],
+    );
+}
+
+/// Checks a continued session converted from the Copilot fixture: the
+/// model received the new prompt, the converted history and the call's
+/// result as a tool result, and the file the agent continued (`path`)
+/// reads back from the first prompt to the new one.
+fn check_converted_continued(server: &MockServer, format: &str, path: &Path, prompt: &str) {
+    assert!(model_saw(server, prompt));
+    assert!(
+        model_saw(server, "What files are here?"),
+        "the converted history was not sent"
+    );
+    let sent = sent_results(server);
+    assert!(sent.iter().any(|o| o.contains("README")), "{sent:?}");
+    let back = registry::by_name(format)
+        .unwrap()
+        .read_path(path)
+        .unwrap()
+        .session;
+    let prompts = back.prompts();
+    assert_eq!(
+        prompts.first().map(String::as_str),
+        Some("What files are here?")
+    );
+    assert_eq!(prompts.last().map(String::as_str), Some(prompt));
+}
+
 /// True when some model request carried `needle` in a user item.
 fn model_saw(server: &MockServer, needle: &str) -> bool {
     server.requests().iter().any(|r| {
@@ -1048,7 +1086,6 @@ fn kimi_resumes_a_session_agentlog_converted() {
     // Kimi continues only sessions of the work directories it lists
     // (agentlog adds this one).
     let (s, plan) = place_converted_copilot("kimi", &home, &cwd);
-    let f = registry::by_name("kimi").unwrap();
     let mut c = kimi_cmd(&bin, &home, &cwd, &server.url());
     c.args([
         "--print",
@@ -1059,22 +1096,8 @@ fn kimi_resumes_a_session_agentlog_converted() {
         "--yolo",
     ]);
     run(c, "kimi -r of a converted session");
-    assert!(model_saw(&server, "Continue please"));
-    assert!(
-        model_saw(&server, "What files are here?"),
-        "the converted history was not sent"
-    );
-    // The call's result reached the model as a tool result.
-    let sent = sent_results(&server);
-    assert!(sent.iter().any(|o| o.contains("README")), "{sent:?}");
-    // Kimi appended to the file agentlog wrote, which reads back whole.
-    let back = f.read_path(&plan.path).unwrap().session;
-    let prompts = back.prompts();
-    assert_eq!(
-        prompts.first().map(String::as_str),
-        Some("What files are here?")
-    );
-    assert_eq!(prompts.last().map(String::as_str), Some("Continue please"));
+    // Kimi appended to the file agentlog wrote.
+    check_converted_continued(&server, "kimi", &plan.path, "Continue please");
 }
 
 // ---- Continue CLI ----
@@ -1144,24 +1167,8 @@ fn continue_resumes_a_session_agentlog_converted() {
     let mut c = continue_cmd(&bin, &home, &cwd, &server.url());
     c.args(["-p", "Continue please", "--resume"]);
     run(c, "cn --resume of a converted session");
-    assert!(model_saw(&server, "Continue please"));
-    assert!(
-        model_saw(&server, "What files are here?"),
-        "the converted history was not sent"
-    );
-    // The call's result reached the model as a tool result.
-    let sent = sent_results(&server);
-    assert!(sent.iter().any(|o| o.contains("README")), "{sent:?}");
-    // Continue wrote its turn into the file agentlog wrote, which reads
-    // back whole.
-    let f = registry::by_name("continue").unwrap();
-    let back = f.read_path(&plan.path).unwrap().session;
-    let prompts = back.prompts();
-    assert_eq!(
-        prompts.first().map(String::as_str),
-        Some("What files are here?")
-    );
-    assert_eq!(prompts.last().map(String::as_str), Some("Continue please"));
+    // Continue wrote its turn into the file agentlog wrote.
+    check_converted_continued(&server, "continue", &plan.path, "Continue please");
 }
 
 // ---- OpenHands ----
@@ -1232,16 +1239,7 @@ fn openhands_sessions_are_read_completely() {
         )
     );
     assert_eq!(c[1].0, "finish");
-    let r = results(s);
-    assert_eq!(r.len(), 1, "{r:?}");
-    assert!(
-        sent_results(&server)
-            .iter()
-            .any(|o| o.contains(r[0].trim())),
-        "result {:?} is not what the model received: {:?}",
-        r[0],
-        sent_results(&server)
-    );
+    check_one_result_sent(s, &server);
     assert_eq!(
         texts(s, &Role::Assistant),
         ["There is one file here: README."]
@@ -1375,16 +1373,7 @@ fn openhands_cli_conversations_are_read_and_resumed() {
             json!({"command": "ls", "security_risk": "LOW"})
         )]
     );
-    let r = results(s);
-    assert_eq!(r.len(), 1, "{r:?}");
-    assert!(
-        sent_results(&server)
-            .iter()
-            .any(|o| o.contains(r[0].trim())),
-        "result {:?} is not what the model received: {:?}",
-        r[0],
-        sent_results(&server)
-    );
+    check_one_result_sent(s, &server);
     assert_eq!(
         texts(s, &Role::Assistant),
         ["There is one file here: README.", "Nothing else to add."]
