@@ -1471,6 +1471,64 @@ fn cline_sessions_are_read_completely() {
 // ---- Aider ----
 
 #[test]
+fn aider_restores_a_history_agentlog_converted() {
+    let Some(bin) = cli("aider", "venv/bin/aider") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&cwd)
+        .status()
+        .unwrap();
+    assert!(git.success());
+    let server = MockServer::start(
+        Script::default().rule(Rule::new("").then(vec![text("ok")]).any_request()),
+    )
+    .unwrap();
+    // A Copilot session (written by the real Copilot CLI) continued in
+    // aider, which reads the history in its project back.
+    let (_, plan) = place_converted_copilot("aider", &home, &cwd);
+    assert_eq!(plan.path, cwd.join(".aider.chat.history.md"));
+    let mut c = command(&bin, &home, &cwd, None);
+    c.env("OPENAI_API_BASE", format!("{}/v1", server.url()))
+        .env("OPENAI_API_KEY", "sk-mock")
+        .args([
+            "--model",
+            "openai/mock-model",
+            "--yes-always",
+            "--no-check-update",
+            "--no-show-model-warnings",
+            "--no-analytics",
+            "--no-auto-commits",
+            "--restore-chat-history",
+            "--message",
+            "Continue please",
+        ]);
+    run(c, "aider --restore-chat-history of a converted session");
+    assert!(model_saw(&server, "Continue please"));
+    assert!(
+        model_saw(&server, "What files are here?"),
+        "the converted history was not sent"
+    );
+    // Aider appended its run to the history agentlog wrote, which reads
+    // back from the first prompt to the new one.
+    let back = registry::by_name("aider")
+        .unwrap()
+        .read_path(&plan.path)
+        .unwrap()
+        .session;
+    let prompts = back.prompts();
+    assert_eq!(
+        prompts.first().map(String::as_str),
+        Some("What files are here?")
+    );
+    assert_eq!(prompts.last().map(String::as_str), Some("Continue please"));
+}
+
+#[test]
 fn aider_histories_are_read_completely() {
     let Some(bin) = cli("aider", "venv/bin/aider") else {
         return;

@@ -17,7 +17,7 @@ pub struct Args {
     /// Session file, or session id (prefix).
     pub session: String,
     /// The agent to continue in: claude, codex, gemini, pi, copilot, qwen,
-    /// droid, kimi, vibe, continue, or acpx (for a Gemini CLI chat).
+    /// droid, kimi, vibe, continue, aider, or acpx (for a Gemini CLI chat).
     #[arg(long = "in", value_name = "AGENT")]
     pub target: String,
     /// Read the session as this format instead of detecting it.

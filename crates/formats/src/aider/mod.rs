@@ -19,8 +19,12 @@
 //! - The `.aider.input.history` beside the file (`# <time>` then `+<line>`
 //!   per prompt) gives each prompt its time, matched in order by text.
 //!
-//! The session's cwd is the file's directory. Reading only: the format has
-//! no ids or structure to write back losslessly.
+//! The session's cwd is the file's directory. Written as aider reads it
+//! back (`write.rs`): prompts, answers and aider's output; another agent's
+//! thinking is left out and its tool calls and results become aider output
+//! lines, which aider shows but does not send to the model. `resume --in
+//! aider` writes the history into the session's project (never over one
+//! already there) for `aider --restore-chat-history`.
 //!
 //! The module's files are those of every format module: `wire.rs` (the
 //! file's line kinds and aider's token lines), `read.rs` (the markdown into
@@ -29,10 +33,11 @@
 mod read;
 mod validate;
 mod wire;
+mod write;
 
 use crate::env::{list_dirs, DiscoverEnv};
-use crate::{Diagnostic, Format, FormatError, Read};
-use agentlog_model::Agent;
+use crate::{Diagnostic, Fidelity, Format, FormatError, Read, ResumePlan};
+use agentlog_model::{Agent, Session};
 use std::path::{Path, PathBuf};
 
 /// The registry name.
@@ -121,5 +126,31 @@ impl Format for AiderFormat {
 
     fn validate(&self, path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
         validate::validate(path)
+    }
+
+    fn can_write(&self) -> bool {
+        true
+    }
+
+    fn write(
+        &self,
+        session: &Session,
+        out: &mut dyn std::io::Write,
+    ) -> Result<Fidelity, FormatError> {
+        write::write(session, out)
+    }
+
+    /// Aider keeps its history in the project it runs in.
+    fn resume_plan(
+        &self,
+        session: &Session,
+        _env: &DiscoverEnv,
+    ) -> Result<ResumePlan, FormatError> {
+        let cwd = crate::format::resume_cwd(session, FORMAT_NAME)?;
+        Ok(ResumePlan {
+            path: Path::new(&cwd).join(HISTORY_FILE),
+            command: "aider --restore-chat-history".into(),
+            cwd: Some(PathBuf::from(cwd)),
+        })
     }
 }
