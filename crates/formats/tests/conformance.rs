@@ -135,6 +135,7 @@ const EXACT_ROUND_TRIP: &[&str] = &[
     "specstory",
     "kimi",
     "continue",
+    "cline",
 ];
 
 fn workspace() -> PathBuf {

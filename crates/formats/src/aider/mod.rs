@@ -147,6 +147,15 @@ impl Format for AiderFormat {
         _env: &DiscoverEnv,
     ) -> Result<ResumePlan, FormatError> {
         let cwd = crate::format::resume_cwd(session, FORMAT_NAME)?;
+        // The history goes into the project, which must be here (no folder
+        // is made outside the agents' own places).
+        if !Path::new(&cwd).is_dir() {
+            return Err(FormatError::invalid(
+                Path::new(&cwd),
+                None,
+                "the session's project folder is not on this machine; aider keeps its history in the project",
+            ));
+        }
         Ok(ResumePlan {
             path: Path::new(&cwd).join(HISTORY_FILE),
             command: "aider --restore-chat-history".into(),

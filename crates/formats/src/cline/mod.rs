@@ -14,7 +14,10 @@
 //! - `metrics` is the usage: `inputTokens` includes `cacheReadTokens`, so
 //!   `Usage::input = inputTokens - cacheReadTokens`.
 //!
-//! Reading only (the CLI resumes only interactively).
+//! Written message for message, and other agents' sessions as Cline's
+//! messages (`convert --to cline`). Not a `resume --in` target: `cline --id
+//! <id>` continues only sessions listed in Cline's own session database
+//! (`data/db/sessions.db`), which agentlog does not write into.
 //!
 //! The module's files are those of every format module: `wire.rs` (the
 //! files' names and field readers), `read.rs` (the two files into a
@@ -23,10 +26,11 @@
 mod read;
 mod validate;
 mod wire;
+mod write;
 
 use crate::env::{list_dirs, DiscoverEnv};
-use crate::{Diagnostic, Format, FormatError, Read};
-use agentlog_model::Agent;
+use crate::{Diagnostic, Fidelity, Format, FormatError, Read};
+use agentlog_model::{Agent, Session};
 use std::path::{Path, PathBuf};
 use wire::MESSAGES;
 
@@ -106,5 +110,17 @@ impl Format for ClineFormat {
 
     fn validate(&self, path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
         validate::validate(path)
+    }
+
+    fn can_write(&self) -> bool {
+        true
+    }
+
+    fn write(
+        &self,
+        session: &Session,
+        out: &mut dyn std::io::Write,
+    ) -> Result<Fidelity, FormatError> {
+        write::write(session, out)
     }
 }

@@ -1,7 +1,7 @@
 //! Reads a Cline session (`<id>.messages.json` and the `<id>.json` beside
 //! it) into a session.
 
-use super::wire::{other, take_str, usage_of, MESSAGES};
+use super::wire::{other, take_str, usage_of, CONTENT_STRING, CONTENT_VALUE, ITEM_JSON, MESSAGES};
 use super::FORMAT_NAME;
 use crate::{Diagnostic, FormatError, Read};
 use agentlog_model::{
@@ -198,18 +198,19 @@ fn block(v: Value) -> Block {
             input: b.remove("input").unwrap_or(Value::Null),
         },
         "tool_result" => {
+            // How the content was written is marked, so that it is written
+            // back the same way: a string, or items, each a text block or
+            // (as its JSON) anything else.
             let content = match b.remove("content") {
-                Some(Value::String(s)) => vec![Block::text(s)],
-                Some(Value::Array(items)) => items
-                    .into_iter()
-                    .map(|i| match i.get("type").and_then(Value::as_str) {
-                        Some("text") if i.get("text").is_some_and(Value::is_string) => {
-                            Block::text(i.get("text").and_then(Value::as_str).unwrap_or(""))
-                        }
-                        _ => Block::text(i.to_string()),
-                    })
-                    .collect(),
-                Some(other) => vec![Block::text(other.to_string())],
+                Some(Value::String(s)) => {
+                    b.insert(CONTENT_STRING.into(), Value::Bool(true));
+                    vec![Block::text(s)]
+                }
+                Some(Value::Array(items)) => items.into_iter().map(result_item).collect(),
+                Some(other) => {
+                    b.insert(CONTENT_VALUE.into(), other.clone());
+                    vec![Block::text(other.to_string())]
+                }
                 None => Vec::new(),
             };
             let is_error = b.get("is_error").and_then(Value::as_bool) == Some(true);
@@ -223,4 +224,19 @@ fn block(v: Value) -> Block {
     };
     b.remove("type");
     Block { kind, extra: b }
+}
+
+/// An item of a result's content: a text block (`{type: text, text}` and
+/// nothing else) as its text, anything else as its JSON, marked so.
+fn result_item(i: Value) -> Block {
+    let plain_text = i
+        .as_object()
+        .is_some_and(|o| o.len() == 2 && o.get("type").and_then(Value::as_str) == Some("text"))
+        && i.get("text").is_some_and(Value::is_string);
+    if plain_text {
+        return Block::text(i.get("text").and_then(Value::as_str).unwrap_or(""));
+    }
+    let mut b = Block::text(i.to_string());
+    b.extra.insert(ITEM_JSON.into(), Value::Bool(true));
+    b
 }

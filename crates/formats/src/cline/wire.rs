@@ -4,6 +4,14 @@
 use agentlog_model::{Block, BlockKind, Extra, Usage};
 use serde_json::Value;
 
+/// Marks a result whose content was one string.
+pub(super) const CONTENT_STRING: &str = "$content_string";
+/// Holds a result's content that was neither a string nor items.
+pub(super) const CONTENT_VALUE: &str = "$content_value";
+/// Marks a result item that was not a plain text block (its text is the
+/// item's JSON).
+pub(super) const ITEM_JSON: &str = "$item_json";
+
 /// The suffix of message files.
 pub(super) const MESSAGES: &str = ".messages.json";
 
