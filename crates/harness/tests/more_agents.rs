@@ -1471,6 +1471,24 @@ fn cline_sessions_are_read_completely() {
 
 // ---- Aider ----
 
+/// An aider command whose model is the mock server, that asks nothing
+/// and commits nothing.
+fn aider_cmd(bin: &Path, home: &Path, cwd: &Path, server: &MockServer) -> Command {
+    let mut c = command(bin, home, cwd, None);
+    c.env("OPENAI_API_BASE", format!("{}/v1", server.url()))
+        .env("OPENAI_API_KEY", "sk-mock")
+        .args([
+            "--model",
+            "openai/mock-model",
+            "--yes-always",
+            "--no-check-update",
+            "--no-show-model-warnings",
+            "--no-analytics",
+            "--no-auto-commits",
+        ]);
+    c
+}
+
 #[test]
 fn aider_restores_a_history_agentlog_converted() {
     let Some(bin) = cli("aider", "venv/bin/aider") else {
@@ -1493,21 +1511,8 @@ fn aider_restores_a_history_agentlog_converted() {
     // aider, which reads the history in its project back.
     let (_, plan) = place_converted_copilot("aider", &home, &cwd);
     assert_eq!(plan.path, cwd.join(".aider.chat.history.md"));
-    let mut c = command(&bin, &home, &cwd, None);
-    c.env("OPENAI_API_BASE", format!("{}/v1", server.url()))
-        .env("OPENAI_API_KEY", "sk-mock")
-        .args([
-            "--model",
-            "openai/mock-model",
-            "--yes-always",
-            "--no-check-update",
-            "--no-show-model-warnings",
-            "--no-analytics",
-            "--no-auto-commits",
-            "--restore-chat-history",
-            "--message",
-            "Continue please",
-        ]);
+    let mut c = aider_cmd(&bin, &home, &cwd, &server);
+    c.args(["--restore-chat-history", "--message", "Continue please"]);
     run(c, "aider --restore-chat-history of a converted session");
     assert!(model_saw(&server, "Continue please"));
     assert!(
@@ -1561,20 +1566,8 @@ fn aider_histories_are_read_completely() {
         );
     let server = MockServer::start(script).unwrap();
     let aider = |extra: &[&str], message: &str| {
-        let mut c = command(&bin, &home, &cwd, None);
-        c.env("OPENAI_API_BASE", format!("{}/v1", server.url()))
-            .env("OPENAI_API_KEY", "sk-mock")
-            .args([
-                "--model",
-                "openai/mock-model",
-                "--yes-always",
-                "--no-check-update",
-                "--no-show-model-warnings",
-                "--no-analytics",
-                "--no-auto-commits",
-            ])
-            .args(extra)
-            .args(["--message", message, "hello.py"]);
+        let mut c = aider_cmd(&bin, &home, &cwd, &server);
+        c.args(extra).args(["--message", message, "hello.py"]);
         c
     };
     run(aider(&[], "Create hello.py that prints hello"), "aider");
