@@ -101,7 +101,7 @@ fn message(text: &mut String, m: &Message, id: &str, fidelity: &mut Fidelity) {
             (_, BlockKind::Thinking { .. }) => fidelity.lost("thinking", Some(id)),
             (_, BlockKind::ToolCall { name, input, .. }) => {
                 fidelity.lost("tool call (written as aider output)", Some(id));
-                block(text, &format!("{name} {input}"), "> ", "  ");
+                block(text, &format!("{name}\n{}", readable(input)), "> ", "  ");
             }
             (_, BlockKind::ToolResult { content, .. }) => {
                 fidelity.lost("tool result (written as aider output)", Some(id));
@@ -114,5 +114,28 @@ fn message(text: &mut String, m: &Message, id: &str, fidelity: &mut Fidelity) {
             }
             (_, other) => fidelity.lost(format!("{} block", other.name()), Some(id)),
         }
+    }
+}
+
+/// A call's input as lines a person (and a secret scanner) reads: each
+/// field as `key: value` with text values as they are (not JSON-escaped,
+/// so a value spanning lines spans lines), other values as JSON; an input
+/// that is JSON text is read as the object it holds.
+fn readable(input: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match input {
+        Value::Object(fields) => fields
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}: {s}"),
+                other => format!("{k}: {other}"),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(v @ Value::Object(_)) => readable(&v),
+            _ => s.clone(),
+        },
+        other => other.to_string(),
     }
 }
