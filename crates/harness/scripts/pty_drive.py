@@ -4,11 +4,10 @@
 
 STEPS is a JSON list of [kind, argument] pairs, done in order:
 ["expect", REGEX] waits (at most 180 s) until the program has printed text
-matching REGEX since the last match; ["send", TEXT] types TEXT; ["stop", ""]
-ends the program (SIGTERM) and exits 0, for full-screen programs that have
-no quit key worth scripting. Everything the program prints is copied to
-standard output. Exits with the program's exit code, or 3 when an expected
-text never came (the program is killed), 4 when the program ended first.
+matching REGEX since the last match; ["send", TEXT] types TEXT. Everything
+the program prints is copied to standard output. Exits with the program's
+exit code, or 3 when an expected text never came (the program is killed),
+4 when the program ended first.
 """
 
 import json
@@ -57,17 +56,6 @@ def main():
                     sys.stderr.write(f"pty_drive: the program ended before {arg!r}\n")
                     sys.exit(4)
             seen = b""
-        elif kind == "stop":
-            os.kill(pid, signal.SIGTERM)
-            deadline = time.time() + 10
-            while time.time() < deadline and read_some(0.5):
-                pass
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            os.waitpid(pid, 0)
-            sys.exit(0)
         elif kind == "send":
             # Interactive prompts draw themselves before they read.
             time.sleep(0.5)

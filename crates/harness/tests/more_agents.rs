@@ -1257,15 +1257,14 @@ fn openhands_sessions_are_read_completely() {
 fn run_in_terminal(
     bin: &Path,
     args: &[&str],
-    (home, cwd): (&Path, &Path),
-    envs: &[(&str, &str)],
+    home: &Path,
+    cwd: &Path,
     steps: Value,
     what: &str,
 ) -> String {
     let driver = workspace().join("crates/harness/scripts/pty_drive.py");
     let mut c = command(Path::new("python3"), home, cwd, None);
     c.arg(driver).arg(steps.to_string()).arg(bin).args(args);
-    c.envs(envs.iter().copied());
     // A terminal that draws prompts, and no attempt to fetch the model
     // price list from the network.
     c.env("TERM", "xterm")
@@ -1331,8 +1330,8 @@ fn openhands_cli_conversations_are_read_and_resumed() {
     run_in_terminal(
         &bin,
         &[],
-        (&home, &cwd),
-        &[],
+        &home,
+        &cwd,
         steps("What files are here?", "one file here", true),
         "openhands",
     );
@@ -1348,8 +1347,8 @@ fn openhands_cli_conversations_are_read_and_resumed() {
     run_in_terminal(
         &bin,
         &["--resume", &id],
-        (&home, &cwd),
-        &[],
+        &home,
+        &cwd,
         steps("Anything else?", "Nothing else", false),
         "openhands --resume",
     );
