@@ -96,12 +96,10 @@ impl Format for OpenHandsFormat {
             None => {
                 // 0.x's event store, and the 1.x CLI's conversations (always
                 // under `~/.openhands`).
-                let mut r = vec![
+                vec![
                     file_store(env).join("sessions"),
                     env.home.join(".openhands/conversations"),
-                ];
-                r.dedup();
-                r
+                ]
             }
         };
         let mut out = Vec::new();

@@ -16,16 +16,12 @@ pub(super) fn events_dir(path: &Path) -> Option<PathBuf> {
     if path.file_name().is_some_and(|n| n == EVENTS) {
         return Some(path.to_path_buf());
     }
-    if path.join(super::conversation::BASE_STATE).is_file() {
-        return Some(path.join(EVENTS));
-    }
     if path
         .file_name()
         .is_some_and(|n| n == super::conversation::BASE_STATE)
     {
         return Some(path.parent()?.join(EVENTS));
     }
-    let parent = path.parent()?;
     let numbered = path
         .file_stem()
         .and_then(|s| s.to_str())
@@ -35,7 +31,15 @@ pub(super) fn events_dir(path: &Path) -> Option<PathBuf> {
             .and_then(|n| n.to_str())
             .and_then(super::conversation::event_number)
             .is_some();
-    (numbered && parent.file_name().is_some_and(|n| n == EVENTS)).then(|| parent.to_path_buf())
+    if let Some(parent) = path.parent() {
+        if numbered && parent.file_name().is_some_and(|n| n == EVENTS) {
+            return Some(parent.to_path_buf());
+        }
+    }
+    // Last, as it asks the file system: a 1.x conversation's folder.
+    path.join(super::conversation::BASE_STATE)
+        .is_file()
+        .then(|| path.join(EVENTS))
 }
 
 pub(super) use crate::chat::openai_usage as usage_of;
