@@ -14,37 +14,30 @@ use std::io::Write;
 
 pub(super) fn write(session: &Session, out: &mut dyn Write) -> Result<Fidelity, FormatError> {
     let mut fidelity = Fidelity::new(FORMAT_NAME);
-    let own = session.meta.format.as_deref() == Some(FORMAT_NAME);
-    let mut doc = match session.meta.extra.get("session_file") {
-        Some(Value::Object(d)) if own => d.clone(),
-        _ => Map::new(),
-    };
-    let history = if own {
-        own_items(session, &mut fidelity)
+    let (mut doc, id, history) = if session.meta.format.as_deref() == Some(FORMAT_NAME) {
+        let doc = match session.meta.extra.get("session_file") {
+            Some(Value::Object(d)) => d.clone(),
+            _ => Map::new(),
+        };
+        (
+            doc,
+            session.meta.id.clone(),
+            own_items(session, &mut fidelity),
+        )
     } else {
-        foreign_items(session, &mut fidelity)
-    };
-    if !own {
-        doc.insert(
-            "title".into(),
-            session
-                .meta
-                .title
-                .clone()
-                .unwrap_or_else(|| UNTITLED.into())
-                .into(),
-        );
-        doc.insert(
-            "workspaceDirectory".into(),
-            session.meta.cwd.clone().unwrap_or_default().into(),
-        );
+        let mut doc = Map::new();
+        let title = session
+            .meta
+            .title
+            .clone()
+            .unwrap_or_else(|| UNTITLED.into());
+        doc.insert("title".into(), title.into());
+        let cwd = session.meta.cwd.clone().unwrap_or_default();
+        doc.insert("workspaceDirectory".into(), cwd.into());
         doc.insert("usage".into(), totals(session));
-    }
-    // Continue names a session by its file (`<id>.json`).
-    let id = if own {
-        session.meta.id.clone()
-    } else {
-        crate::safe_path::component(&session.meta.id)
+        // Continue names a session by its file (`<id>.json`).
+        let id = crate::safe_path::component(&session.meta.id);
+        (doc, id, foreign_items(session, &mut fidelity))
     };
     doc.insert("sessionId".into(), id.into());
     doc.insert("history".into(), Value::Array(history));
