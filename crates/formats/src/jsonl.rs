@@ -217,6 +217,20 @@ pub fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
+/// The value at the JSON pointer `pointer` (`/a/b/0`) inside the object
+/// `m`: what `Value::pointer` gives, for a record already taken apart into
+/// its map.
+pub fn pointer_in<'a>(m: &'a serde_json::Map<String, Value>, pointer: &str) -> Option<&'a Value> {
+    let rest = pointer.strip_prefix('/')?;
+    let (first, tail) = rest.split_once('/').unwrap_or((rest, ""));
+    let v = m.get(first)?;
+    if tail.is_empty() {
+        Some(v)
+    } else {
+        v.pointer(&format!("/{tail}"))
+    }
+}
+
 /// Returns the first `n` bytes of `bytes` as lossy text, for detection.
 pub fn head_text(bytes: &[u8], n: usize) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(&bytes[..bytes.len().min(n)])

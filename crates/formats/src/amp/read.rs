@@ -2,6 +2,7 @@
 
 use super::wire::FAILED_RUNS;
 use crate::chat::take_string;
+use crate::jsonl::pointer_in as at;
 use crate::{Diagnostic, FormatError, Read};
 use agentlog_model::{
     Block, BlockKind, Entry, EntryKind, Extra, Message, Role, Session, SessionMeta, Timestamp,
@@ -97,18 +98,6 @@ pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         session,
         diagnostics: diags,
     })
-}
-
-/// The value at a JSON pointer under the object `m`.
-fn at<'a>(m: &'a Map<String, Value>, pointer: &str) -> Option<&'a Value> {
-    let rest = pointer.strip_prefix('/')?;
-    let (first, tail) = rest.split_once('/').map_or((rest, ""), |(a, b)| (a, b));
-    let v = m.get(first)?;
-    if tail.is_empty() {
-        Some(v)
-    } else {
-        v.pointer(&format!("/{tail}"))
-    }
 }
 
 /// The local path of a `file://` URI, percent-decoded.

@@ -2,6 +2,7 @@
 
 use super::wire::{event_file, event_files, events_dir, push, unknown, usage_of};
 use super::FORMAT_NAME;
+use crate::jsonl::pointer_in as at;
 use crate::{FormatError, Read};
 use agentlog_model::{Block, Entry, EntryKind, Message, Role, Session, SessionMeta, Timestamp};
 use serde_json::{Map, Value};
@@ -72,18 +73,6 @@ fn note_meta(meta: &mut SessionMeta, event: &Map<String, Value>) {
         meta.model.model = at(event, "/tool_call_metadata/model_response/model")
             .and_then(Value::as_str)
             .map(str::to_string);
-    }
-}
-
-/// The value at the JSON pointer `p` inside the object `m`.
-fn at<'a>(m: &'a Map<String, Value>, p: &str) -> Option<&'a Value> {
-    let p = p.strip_prefix('/')?;
-    let (head, rest) = p.split_once('/').unwrap_or((p, ""));
-    let v = m.get(head)?;
-    if rest.is_empty() {
-        Some(v)
-    } else {
-        v.pointer(&format!("/{rest}"))
     }
 }
 
