@@ -87,6 +87,25 @@ pub struct BackendStatus {
     pub failed_files: u64,
 }
 
+/// How many sessions match `p` (its `limit` and `offset` left aside), by
+/// listing them bare with `list` and counting those of `p.formats`: what a
+/// backend without a count of its own, or a filter it cannot count, does.
+pub(crate) fn count_listed(
+    p: &ListParams,
+    list: impl FnOnce(&ListParams) -> Result<Vec<SessionInfo>, IndexError>,
+) -> Result<usize, IndexError> {
+    let all = ListParams {
+        bare: true,
+        limit: 0,
+        offset: 0,
+        ..p.clone()
+    };
+    Ok(list(&all)?
+        .iter()
+        .filter(|s| p.formats.is_empty() || p.formats.contains(&s.format))
+        .count())
+}
+
 /// A store of the session catalog, full-text search and token statistics.
 ///
 /// Required: [`name`](Backend::name), [`status`](Backend::status),
@@ -107,17 +126,7 @@ pub trait Backend: Send {
     /// Returns how many sessions match `p` (its `limit` and `offset` left
     /// aside), counting only those of `p.formats` when it is not empty.
     fn count_sessions(&self, p: &ListParams) -> Result<usize, IndexError> {
-        let all = ListParams {
-            bare: true,
-            limit: 0,
-            offset: 0,
-            ..p.clone()
-        };
-        Ok(self
-            .list_sessions(&all)?
-            .iter()
-            .filter(|s| p.formats.is_empty() || p.formats.contains(&s.format))
-            .count())
+        count_listed(p, |all| self.list_sessions(all))
     }
 
     /// Returns the sessions whose id starts with `p.prefix` (an exact id

@@ -217,13 +217,7 @@ impl Index {
     pub fn count_sessions(&self, p: &ListParams) -> Result<usize, IndexError> {
         if !p.agents.is_empty() || !p.projects.is_empty() {
             // Matched as [`Index::sessions`] matches them.
-            let all = ListParams {
-                bare: true,
-                limit: 0,
-                offset: 0,
-                ..p.clone()
-            };
-            return Ok(self.sessions(&all)?.len());
+            return crate::backend::count_listed(p, |all| self.sessions(all));
         }
         let n: i64 = self
             .conn
