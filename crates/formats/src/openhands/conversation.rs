@@ -15,12 +15,10 @@
 //! first entry of that response; the CLI keeps only the latest run's
 //! (resuming starts its statistics anew).
 
-use super::wire::{event_file, event_files, push, unknown};
+use super::wire::{event_file, event_files, event_time, push, unknown};
 use super::FORMAT_NAME;
 use crate::{Diagnostic, FormatError, Read};
-use agentlog_model::{
-    Block, Entry, EntryKind, Message, Role, Session, SessionMeta, Timestamp, Usage,
-};
+use agentlog_model::{Block, Entry, EntryKind, Message, Role, Session, SessionMeta, Usage};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::Path;
@@ -106,10 +104,7 @@ pub(super) fn read(dir: &Path) -> Result<Read, FormatError> {
             None => continue,
         };
         if session.meta.created_at.is_none() {
-            session.meta.created_at = event
-                .get("timestamp")
-                .and_then(Value::as_str)
-                .map(|t| Timestamp::Text(t.to_string()));
+            session.meta.created_at = event_time(&event);
         }
         push(&mut session, entry(event, n, &mut usages));
     }
@@ -189,10 +184,7 @@ fn entry(
         .and_then(Value::as_str)
         .map(str::to_string)
         .unwrap_or_else(|| format!("e{n}"));
-    let ts = ev
-        .get("timestamp")
-        .and_then(Value::as_str)
-        .map(|t| Timestamp::Text(t.to_string()));
+    let ts = event_time(&ev);
     let kind_name = ev
         .get("kind")
         .and_then(Value::as_str)

@@ -1,10 +1,10 @@
 //! Reads a session's events (`events/<n>.json`) into a session.
 
-use super::wire::{event_file, event_files, events_dir, push, unknown, usage_of};
+use super::wire::{event_file, event_files, event_time, events_dir, push, unknown, usage_of};
 use super::FORMAT_NAME;
 use crate::jsonl::pointer_in as at;
 use crate::{FormatError, Read};
-use agentlog_model::{Block, Entry, EntryKind, Message, Role, Session, SessionMeta, Timestamp};
+use agentlog_model::{Block, Entry, EntryKind, Message, Role, Session, SessionMeta};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::path::Path;
@@ -56,10 +56,7 @@ pub(super) fn read(path: &Path) -> Result<Read, FormatError> {
 /// Takes the session's start, working directory and model from the events.
 fn note_meta(meta: &mut SessionMeta, event: &Map<String, Value>) {
     if meta.created_at.is_none() {
-        meta.created_at = event
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .map(|t| Timestamp::Text(t.to_string()));
+        meta.created_at = event_time(event);
     }
     if meta.cwd.is_none() {
         meta.cwd = event
@@ -93,10 +90,7 @@ fn event_entries(
         Some(Value::Number(k)) => k.to_string(),
         _ => format!("e{n}"),
     };
-    let ts = ev
-        .get("timestamp")
-        .and_then(Value::as_str)
-        .map(|t| Timestamp::Text(t.to_string()));
+    let ts = event_time(&ev);
     let source = ev
         .get("source")
         .and_then(Value::as_str)

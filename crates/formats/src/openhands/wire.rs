@@ -2,7 +2,7 @@
 //! of a model response.
 
 use crate::{Diagnostic, FormatError};
-use agentlog_model::{Entry, EntryKind, Session};
+use agentlog_model::{Entry, EntryKind, Session, Timestamp};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -117,4 +117,11 @@ pub(super) fn unknown(n: u64, raw: Value) -> Entry {
     );
     e.line = Some(n);
     e
+}
+
+/// An event's time, as written.
+pub(super) fn event_time(ev: &Map<String, Value>) -> Option<Timestamp> {
+    ev.get("timestamp")
+        .and_then(Value::as_str)
+        .map(|t| Timestamp::Text(t.to_string()))
 }
