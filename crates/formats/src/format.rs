@@ -26,6 +26,52 @@ pub struct ResumePlan {
     pub cwd: Option<std::path::PathBuf>,
 }
 
+/// What a format writes for one session: one file, or, for a format whose
+/// sessions are folders of files (OpenHands' conversations), each file's
+/// path inside the folder and its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Written {
+    /// The bytes of the one file.
+    File(Vec<u8>),
+    /// The files of the folder, each named by a relative path of plain
+    /// names (no `..`, no root), in the order they are written.
+    Folder(Vec<(std::path::PathBuf, Vec<u8>)>),
+}
+
+impl Written {
+    /// Each file's path inside the folder (`None` for the one file) and its
+    /// bytes.
+    pub fn files(&self) -> Vec<(Option<&Path>, &[u8])> {
+        match self {
+            Written::File(b) => vec![(None, b.as_slice())],
+            Written::Folder(files) => files
+                .iter()
+                .map(|(p, b)| (Some(p.as_path()), b.as_slice()))
+                .collect(),
+        }
+    }
+
+    /// Writes the file, or the folder with the folders inside it, at
+    /// `path` with plain writes that replace what is there: for scratch
+    /// copies and tests. (agentlog's commands write through
+    /// `agentlog_store`, whole or not at all, and never over a session.)
+    pub fn write_plain(&self, path: &Path) -> std::io::Result<()> {
+        match self {
+            Written::File(b) => std::fs::write(path, b),
+            Written::Folder(files) => {
+                for (rel, b) in files {
+                    let p = path.join(crate::safe_path::relative(rel)?);
+                    if let Some(dir) = p.parent() {
+                        std::fs::create_dir_all(dir)?;
+                    }
+                    std::fs::write(p, b)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
 /// One session format: detection, reading and (where possible) writing.
 pub trait Format: Send + Sync {
     /// Returns the registry name (`pi`, `claude`, …) used by `--from`/`--to`.
@@ -146,13 +192,30 @@ pub trait Format: Send + Sync {
     }
 
     /// Writes `session` in this format and reports what the format could
-    /// not hold.
+    /// not hold. A format whose sessions are folders writes them with
+    /// [`Format::write_session`] and refuses this.
     fn write(&self, session: &Session, out: &mut dyn Write) -> Result<Fidelity, FormatError> {
         let _ = (session, out);
         Err(FormatError::Unsupported {
             format: self.name(),
             operation: "writing",
         })
+    }
+
+    /// True when a session of this format is a folder of files, which only
+    /// [`Format::write_session`] writes (and a resume plan's path names
+    /// the folder).
+    fn writes_folder(&self) -> bool {
+        false
+    }
+
+    /// Writes `session` in this format, whether one file or a folder, and
+    /// reports what the format could not hold: [`Format::write`]'s bytes,
+    /// unless the format writes folders.
+    fn write_session(&self, session: &Session) -> Result<(Written, Fidelity), FormatError> {
+        let mut bytes = Vec::new();
+        let fidelity = self.write(session, &mut bytes)?;
+        Ok((Written::File(bytes), fidelity))
     }
 }
 

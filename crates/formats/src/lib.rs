@@ -74,4 +74,4 @@ pub mod vibe;
 pub use diag::{Diagnostic, Severity};
 pub use error::FormatError;
 pub use fidelity::Fidelity;
-pub use format::{Format, Read, ResumePlan};
+pub use format::{Format, Read, ResumePlan, Written};

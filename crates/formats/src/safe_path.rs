@@ -6,7 +6,7 @@
 //! [`component`] and [`inside`].
 //!
 //! ```
-//! use agentlog_formats::safe_path::{component, inside};
+//! use agentlog_formats::safe_path::{component, inside, relative};
 //! use std::path::Path;
 //!
 //! assert_eq!(component("2025-01-01T10-00-00Z_a/b"), "2025-01-01T10-00-00Z_a_b");
@@ -14,6 +14,8 @@
 //! let root = Path::new("/home/me/.pi/agent/sessions");
 //! assert!(inside(root, &root.join("--p--/x.jsonl")).is_ok());
 //! assert!(inside(root, &root.join("../x.jsonl")).is_err());
+//! assert!(relative(Path::new("events/event-00000-ab12cd34.json")).is_ok());
+//! assert!(relative(Path::new("../x")).is_err() && relative(Path::new("/x")).is_err());
 //! ```
 
 use crate::FormatError;
@@ -45,6 +47,22 @@ pub fn component(s: &str) -> String {
         return "_".into();
     }
     out
+}
+
+/// Returns `rel` when it is a relative path of plain names only (no `..`,
+/// no `.`, no root or prefix, not empty): a file's place inside a folder
+/// being written. Anything else is an `InvalidInput` error.
+pub fn relative(rel: &Path) -> std::io::Result<&Path> {
+    let plain =
+        !rel.as_os_str().is_empty() && rel.components().all(|c| matches!(c, Component::Normal(_)));
+    if plain {
+        Ok(rel)
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is not a plain path inside the folder", rel.display()),
+        ))
+    }
 }
 
 /// Checks that `path` is `root` followed only by plain components (no

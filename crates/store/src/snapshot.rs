@@ -225,6 +225,125 @@ where
     result
 }
 
+/// Writes a folder of files at `path` whole or not at all (a session of a
+/// format stored as several files): each file (0600, folders 0700) into a
+/// temp folder beside `path` (named as [`is_temp_name`] says), synced, then
+/// the folder moved into place and its parent synced. `files` name their
+/// places inside the folder with plain relative paths (anything else is an
+/// error). With [`Existing::Refuse`] anything at `path` is an error and is
+/// never replaced (on Linux the move itself refuses, so a folder made there
+/// meanwhile is safe too); with [`Existing::Replace`] a folder there is
+/// swapped for the new one (atomically on Linux) and then removed, and
+/// anything else there is an error. On failure `path` is as it was and the
+/// temp folder is removed.
+pub fn write_folder(
+    path: &Path,
+    files: &[(PathBuf, Vec<u8>)],
+    existing: Existing,
+) -> Result<(), StoreError> {
+    let dir = parent_dir(path);
+    ensure_dir(&dir)?;
+    match fs::symlink_metadata(path) {
+        Ok(_) if existing == Existing::Refuse => return Err(already_exists(path)),
+        Ok(m) if !m.is_dir() => {
+            return Err(StoreError::io(
+                path,
+                "replace folder",
+                std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    "exists and is not a folder",
+                ),
+            ))
+        }
+        _ => {}
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), unique()));
+    let mut builder = fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder
+        .create(&tmp)
+        .map_err(|e| StoreError::io(&tmp, "create directory", e))?;
+    let result = (|| {
+        let mut dirs = std::collections::BTreeSet::from([tmp.clone()]);
+        for (rel, bytes) in files {
+            let rel = agentlog_formats::safe_path::relative(rel)
+                .map_err(|e| StoreError::io(rel, "write", e))?;
+            let p = tmp.join(rel);
+            let parent = parent_dir(&p);
+            ensure_dir(&parent)?;
+            dirs.insert(parent);
+            let mut f = create_private(&p)?;
+            f.write_all(bytes)
+                .map_err(|e| StoreError::io(&p, "write", e))?;
+            f.sync_all().map_err(|e| StoreError::io(&p, "fsync", e))?;
+        }
+        // Deepest first, so each folder's entry is durable in its parent.
+        for d in dirs.iter().rev() {
+            sync_dir(d)?;
+        }
+        move_folder(&tmp, path, existing)?;
+        sync_dir(&dir)
+    })();
+    // The temp folder: the new one after a failure, or the old one after
+    // it was swapped out.
+    let _ = fs::remove_dir_all(&tmp);
+    result
+}
+
+/// The error for a path agentlog will not write over.
+fn already_exists(path: &Path) -> StoreError {
+    StoreError::io(
+        path,
+        "create",
+        std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "already exists (agentlog does not overwrite a session unless told to)",
+        ),
+    )
+}
+
+/// Moves the folder `from` to `to`: never over anything with
+/// [`Existing::Refuse`]; with [`Existing::Replace`], a folder at `to` ends
+/// up at `from`.
+fn move_folder(from: &Path, to: &Path, existing: Existing) -> Result<(), StoreError> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        let flags = if existing == Existing::Replace && to.is_dir() {
+            RenameFlags::EXCHANGE
+        } else {
+            RenameFlags::NOREPLACE
+        };
+        match renameat_with(CWD, from, CWD, to, flags) {
+            Ok(()) => Ok(()),
+            Err(rustix::io::Errno::EXIST) => Err(already_exists(to)),
+            Err(e) => Err(StoreError::io(to, "rename", e.into())),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        if fs::symlink_metadata(to).is_ok() {
+            if existing == Existing::Refuse {
+                return Err(already_exists(to));
+            }
+            let old = parent_dir(to).join(format!(".old.{}.{}.tmp", std::process::id(), unique()));
+            fs::rename(to, &old).map_err(|e| StoreError::io(to, "rename", e))?;
+            fs::rename(from, to).map_err(|e| StoreError::io(to, "rename", e))?;
+            fs::rename(&old, from).map_err(|e| StoreError::io(from, "rename", e))?;
+            return Ok(());
+        }
+        fs::rename(from, to).map_err(|e| StoreError::io(to, "rename", e))
+    }
+}
+
 /// Creates a new file readable and writable by the owner only (0600);
 /// fails if it exists (a symbolic link included).
 pub fn create_private(path: &Path) -> Result<File, StoreError> {
@@ -276,6 +395,88 @@ fn unique() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn folder_files() -> Vec<(PathBuf, Vec<u8>)> {
+        vec![
+            (PathBuf::from("base_state.json"), b"{}".to_vec()),
+            (
+                PathBuf::from("events/event-00000-ab12cd34.json"),
+                b"{\"a\":1}".to_vec(),
+            ),
+        ]
+    }
+
+    /// The names in `dir`.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut n: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    }
+
+    #[test]
+    fn writes_a_folder_whole_and_private_and_never_over_anything() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("convs/c1");
+        write_folder(&p, &folder_files(), Existing::Refuse).unwrap();
+        assert_eq!(fs::read(p.join("base_state.json")).unwrap(), b"{}");
+        assert_eq!(
+            fs::read(p.join("events/event-00000-ab12cd34.json")).unwrap(),
+            b"{\"a\":1}"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&p), 0o700);
+            assert_eq!(mode(&p.join("events")), 0o700);
+            assert_eq!(mode(&p.join("base_state.json")), 0o600);
+        }
+        assert_eq!(names(&dir.path().join("convs")), ["c1"]);
+        // Never over a folder or a file already there.
+        let other = vec![(PathBuf::from("x"), b"new".to_vec())];
+        let err = write_folder(&p, &other, Existing::Refuse).unwrap_err();
+        assert!(err.to_string().contains("already exists"), "{err}");
+        assert_eq!(names(&p), ["base_state.json", "events"]);
+        let file = dir.path().join("convs/file");
+        fs::write(&file, b"mine").unwrap();
+        assert!(write_folder(&file, &other, Existing::Refuse).is_err());
+        assert!(write_folder(&file, &other, Existing::Replace).is_err());
+        assert_eq!(fs::read(&file).unwrap(), b"mine");
+        assert_eq!(names(&dir.path().join("convs")), ["c1", "file"]);
+    }
+
+    #[test]
+    fn replaces_a_folder_only_when_told_and_leaves_no_temp_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c1");
+        write_folder(&p, &folder_files(), Existing::Refuse).unwrap();
+        let new = vec![(PathBuf::from("only.json"), b"2".to_vec())];
+        write_folder(&p, &new, Existing::Replace).unwrap();
+        assert_eq!(names(&p), ["only.json"]);
+        assert_eq!(names(dir.path()), ["c1"]);
+    }
+
+    #[test]
+    fn a_folder_that_cannot_be_written_whole_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c1");
+        for bad in ["../escape.json", "/abs.json", "events/../../x", ""] {
+            let mut files = folder_files();
+            files.push((PathBuf::from(bad), b"x".to_vec()));
+            let err = write_folder(&p, &files, Existing::Refuse).unwrap_err();
+            assert!(err.to_string().contains("not a plain path"), "{bad}: {err}");
+            assert!(names(dir.path()).is_empty(), "{bad}");
+        }
+        // A folder that was there stays as it was.
+        write_folder(&p, &folder_files(), Existing::Refuse).unwrap();
+        let files = vec![(PathBuf::from("../x"), b"x".to_vec())];
+        assert!(write_folder(&p, &files, Existing::Replace).is_err());
+        assert_eq!(names(&p), ["base_state.json", "events"]);
+        assert_eq!(names(dir.path()), ["c1"]);
+    }
 
     #[test]
     fn replaces_files_whole_and_private() {
