@@ -136,6 +136,7 @@ const EXACT_ROUND_TRIP: &[&str] = &[
     "kimi",
     "continue",
     "cline",
+    "openhands",
 ];
 
 fn workspace() -> PathBuf {
@@ -299,6 +300,9 @@ fn check_sample(format: &dyn Format, path: &Path, named: bool, scratch: &Path) {
             && std::fs::read(path).is_ok_and(|b| {
                 !String::from_utf8_lossy(&b[..b.len().min(200)]).contains("session_start")
             });
+        if EXACT_ROUND_TRIP.contains(&name) && format.writes_folder() {
+            same_folder(format, &read, path);
+        }
         if EXACT_ROUND_TRIP.contains(&name) && path.is_file() && !droid_stream {
             let mut out = Vec::new();
             let fidelity = format.write(&read.session, &mut out).unwrap();
@@ -327,6 +331,63 @@ fn check_sample(format: &dyn Format, path: &Path, named: bool, scratch: &Path) {
             );
         }
     }
+}
+
+/// A session of a format stored as a folder, read from `path` (its
+/// `events` folder) and written back: the same files, each the same JSON
+/// value, and with unchanged records' text put back, the same bytes.
+/// (Folders of the format's older layout, which it writes in the newer, are
+/// compared by their messages in [`written_back`].)
+fn same_folder(format: &dyn Format, read: &agentlog_formats::Read, path: &Path) {
+    let name = format.name();
+    if !read.session.meta.extra.contains_key("base_state") {
+        return; // OpenHands' older event store
+    }
+    let (written, fidelity) = format.write_session(&read.session).unwrap();
+    let agentlog_formats::Written::Folder(files) = written else {
+        panic!("{name}: writes folders, but wrote one file");
+    };
+    let folder = path.parent().unwrap();
+    let mut originals = Vec::new();
+    for f in walk(folder) {
+        originals.push(f.strip_prefix(folder).unwrap().to_path_buf());
+    }
+    originals.sort();
+    let mut names: Vec<_> = files.iter().map(|(p, _)| p.clone()).collect();
+    names.sort();
+    assert_eq!(names, originals, "{name}: {}", path.display());
+    assert!(
+        fidelity.is_lossless(),
+        "{name}: {} loses something in its own format: {fidelity}",
+        path.display()
+    );
+    for (rel, bytes) in &files {
+        let original = std::fs::read(folder.join(rel)).unwrap();
+        assert!(
+            same_values(&original, bytes),
+            "{name}: {} is not written back as the same JSON value",
+            rel.display()
+        );
+        assert!(
+            agentlog_formats::keep::keep_unchanged(bytes, &original) == original,
+            "{name}: {} is not written back as the same bytes",
+            rel.display()
+        );
+    }
+}
+
+/// The files under `dir`, at any depth.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }
 
 /// True when the bytes are a JSON document or JSON lines (not, say, a
@@ -369,9 +430,8 @@ fn written_back(
 ) {
     let name = format.name();
     let what = format!("{name} (from {})", source.display());
-    let mut out = Vec::new();
-    format
-        .write(session, &mut out)
+    let (out, _) = format
+        .write_session(session)
         .unwrap_or_else(|e| panic!("{what}: writing: {e}"));
     // Named as the source was: some formats are told apart by their names
     // (legacy Codex rollouts, Gemini chats).
@@ -380,10 +440,12 @@ fn written_back(
         // layout, a messages.jsonl.
         Some(n) if name == "vibe" && n == "meta.json" => "messages.jsonl".into(),
         Some(n) if source.is_file() => n.to_os_string(),
+        // A folder (an OpenHands conversation).
+        _ if format.writes_folder() => "written".into(),
         _ => format!("written.{}", format.extension()).into(),
     };
     let p = scratch.join(file_name);
-    std::fs::write(&p, &out).unwrap();
+    out.write_plain(&p).unwrap();
     if named {
         let detected = registry::detect(&p)
             .unwrap_or_else(|e| panic!("{what}: its own output is not detected: {e}"));
@@ -398,8 +460,11 @@ fn written_back(
     // session, Kimi's usage and response ids from the wire beside it, which
     // the scratch copy does not have; their lines are compared exactly in
     // tests/agents.rs.)
+    // (OpenHands' older event store is written as a newer conversation.)
+    let older_openhands = name == "openhands" && !session.meta.extra.contains_key("base_state");
     if EXACT_ROUND_TRIP.contains(&format.name())
         && !["droid", "kimi"].contains(&format.name())
+        && !older_openhands
         && session.meta.format.as_deref() == Some(format.name())
     {
         // Its own files read back as the same tree of the same entries.

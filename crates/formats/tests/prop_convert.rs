@@ -212,14 +212,31 @@ fn write_read(
     format: &dyn Format,
     s: &Session,
 ) -> Result<(Session, agentlog_formats::Fidelity), String> {
-    let mut out = Vec::new();
-    let fidelity = format
-        .write(s, &mut out)
-        .map_err(|e| format!("write: {e}"))?;
-    let path = Path::new("converted").with_extension(format.extension());
-    let read = format
-        .read_bytes(&path, &out)
-        .map_err(|e| format!("read back: {e}\n{}", String::from_utf8_lossy(&out)))?;
+    let (written, fidelity) = format.write_session(s).map_err(|e| format!("write: {e}"))?;
+    let (read, out) = match written {
+        agentlog_formats::Written::File(out) => {
+            let path = Path::new("converted").with_extension(format.extension());
+            let read = format
+                .read_bytes(&path, &out)
+                .map_err(|e| format!("read back: {e}\n{}", String::from_utf8_lossy(&out)))?;
+            (read, out)
+        }
+        // A folder is read back from the disk.
+        folder => {
+            let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+            let path = dir.path().join("converted");
+            folder.write_plain(&path).map_err(|e| e.to_string())?;
+            let all: Vec<u8> = folder
+                .files()
+                .iter()
+                .flat_map(|(_, b)| b.to_vec())
+                .collect();
+            let read = format
+                .read_path(&path)
+                .map_err(|e| format!("read back: {e}\n{}", String::from_utf8_lossy(&all)))?;
+            (read, all)
+        }
+    };
     let errors: Vec<String> = read
         .diagnostics
         .iter()

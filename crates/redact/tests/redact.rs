@@ -5,7 +5,7 @@
 use agentlog_bench::secrets::{
     all_secrets, forms, leaks, planted, planted_session, planted_text, Planted,
 };
-use agentlog_formats::{registry, Format, Severity};
+use agentlog_formats::{registry, Format, Severity, Written};
 use agentlog_model::{BlockKind, EntryKind, Session};
 use agentlog_redact::{fingerprint, Redactor};
 use serde_json::Value;
@@ -140,14 +140,34 @@ fn redacting_twice_finds_nothing_the_second_time() {
     assert_eq!(s, once);
 }
 
-fn write(format: &dyn Format, s: &Session) -> Vec<u8> {
-    let mut out = Vec::new();
-    format.write(s, &mut out).unwrap();
-    out
+fn write(format: &dyn Format, s: &Session) -> Written {
+    format.write_session(s).unwrap().0
 }
 
-fn read(format: &dyn Format, path: &Path, bytes: &[u8]) -> Session {
-    let read = format.read_bytes(path, bytes).unwrap();
+/// The bytes of every file written.
+fn all_bytes(w: &Written) -> Vec<u8> {
+    w.files().iter().flat_map(|(_, b)| b.to_vec()).collect()
+}
+
+/// A new folder under `dir` to write a folder format's session into.
+fn scratch(dir: &Path) -> std::path::PathBuf {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    dir.join(format!("folder-{n}"))
+}
+
+fn read(format: &dyn Format, dir: &Path, w: &Written) -> Session {
+    let read = match w {
+        Written::File(bytes) => {
+            let path = Path::new("planted").with_extension(format.extension());
+            format.read_bytes(&path, bytes).unwrap()
+        }
+        Written::Folder(_) => {
+            let path = scratch(dir);
+            w.write_plain(&path).unwrap();
+            format.read_path(&path).unwrap()
+        }
+    };
     let errors: Vec<String> = read
         .diagnostics
         .iter()
@@ -158,9 +178,12 @@ fn read(format: &dyn Format, path: &Path, bytes: &[u8]) -> Session {
     read.session
 }
 
-fn validate(format: &dyn Format, dir: &Path, bytes: &[u8]) {
-    let path = dir.join(format!("session-redacted.{}", format.extension()));
-    std::fs::write(&path, bytes).unwrap();
+fn validate(format: &dyn Format, dir: &Path, w: &Written) {
+    let path = match w {
+        Written::File(_) => dir.join(format!("session-redacted.{}", format.extension())),
+        Written::Folder(_) => scratch(dir),
+    };
+    w.write_plain(&path).unwrap();
     let errors: Vec<String> = format
         .validate(&path)
         .unwrap()
@@ -187,10 +210,10 @@ fn every_writable_format_is_scanned_and_redacted_and_still_validates() {
     let planted_s = planted_session(seed);
     for format in registry::all().iter().filter(|f| f.can_write()) {
         let name = format.name();
-        let path = Path::new("planted").with_extension(format.extension());
         // Written with its secrets, the file is scanned: every secret the
         // format kept is found.
-        let bytes = write(*format, &planted_s);
+        let written = write(*format, &planted_s);
+        let bytes = all_bytes(&written);
         let kept = surviving(&bytes, seed);
         let kept_kinds: BTreeSet<&str> = kept.iter().map(|(k, _)| k.as_str()).collect();
         assert!(
@@ -198,7 +221,7 @@ fn every_writable_format_is_scanned_and_redacted_and_still_validates() {
             "{name} keeps only {} kinds: {kept_kinds:?}",
             kept_kinds.len()
         );
-        let back = read(*format, &path, &bytes);
+        let back = read(*format, dir.path(), &written);
         let found: BTreeSet<String> = redactor()
             .scan_session(&back)
             .findings
@@ -216,22 +239,33 @@ fn every_writable_format_is_scanned_and_redacted_and_still_validates() {
         redactor().session(&mut red);
         let out = write(*format, &red);
         assert_eq!(
-            leaks(&String::from_utf8_lossy(&out), seed),
+            leaks(&String::from_utf8_lossy(&all_bytes(&out)), seed),
             Vec::<String>::new(),
             "{name}"
         );
-        read(*format, &path, &out);
+        read(*format, dir.path(), &out);
         validate(*format, dir.path(), &out);
-        // The file with secrets, scrubbed as bytes, keeps nothing and still
-        // reads and validates.
-        let (scrubbed, report) = redactor().bytes(&bytes).unwrap();
-        assert!(!report.is_empty());
+        // The file (each file) with secrets, scrubbed as bytes, keeps
+        // nothing and still reads and validates.
+        let mut found = 0;
+        let mut scrub = |b: &[u8]| {
+            let (scrubbed, report) = redactor().bytes(b).unwrap();
+            found += report.len();
+            scrubbed
+        };
+        let scrubbed = match &written {
+            Written::File(b) => Written::File(scrub(b)),
+            Written::Folder(files) => {
+                Written::Folder(files.iter().map(|(p, b)| (p.clone(), scrub(b))).collect())
+            }
+        };
+        assert!(found > 0, "{name}");
         assert_eq!(
-            leaks(&String::from_utf8_lossy(&scrubbed), seed),
+            leaks(&String::from_utf8_lossy(&all_bytes(&scrubbed)), seed),
             Vec::<String>::new(),
             "{name} scrubbed"
         );
-        let again = read(*format, &path, &scrubbed);
+        let again = read(*format, dir.path(), &scrubbed);
         assert_eq!(again.entries.len(), back.entries.len(), "{name}");
         validate(*format, dir.path(), &scrubbed);
     }

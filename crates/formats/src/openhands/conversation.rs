@@ -18,7 +18,9 @@
 use super::wire::{event_file, event_files, event_time, push, unknown};
 use super::FORMAT_NAME;
 use crate::{Diagnostic, FormatError, Read};
-use agentlog_model::{Block, Entry, EntryKind, Message, Role, Session, SessionMeta, Usage};
+use agentlog_model::{
+    Block, BlockKind, Entry, EntryKind, Message, Role, Session, SessionMeta, Usage,
+};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::Path;
@@ -35,9 +37,15 @@ pub(super) fn event_number(name: &str) -> Option<u64> {
         .flatten()
 }
 
-/// True when the `events` folder `dir` is a 1.x conversation's.
+/// True when the `events` folder `dir` is a 1.x conversation's: it has a
+/// `base_state.json` beside it, or (a conversation agentlog wrote, which
+/// OpenHands gives its state when it continues it) 1.x event files.
 pub(super) fn is_conversation(dir: &Path) -> bool {
     dir.parent().is_some_and(|c| c.join(BASE_STATE).is_file())
+        || std::fs::read_dir(dir).is_ok_and(|rd| {
+            rd.flatten()
+                .any(|e| e.file_name().to_str().and_then(event_number).is_some())
+        })
 }
 
 /// Reads the conversation whose `events` folder is `dir`.
@@ -46,8 +54,12 @@ pub(super) fn read(dir: &Path) -> Result<Read, FormatError> {
     let conv = dir.parent().unwrap_or(dir);
     let state_path = conv.join(BASE_STATE);
     let state = match crate::input::read_file(&state_path) {
+        // Written by agentlog: OpenHands writes its state on continuing.
+        Err(FormatError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            None
+        }
         Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Object(m)) => m,
+            Ok(Value::Object(m)) => Some(m),
             Ok(_) => {
                 return Err(FormatError::invalid(
                     &state_path,
@@ -70,9 +82,11 @@ pub(super) fn read(dir: &Path) -> Result<Read, FormatError> {
                 "unreadable",
                 e.to_string(),
             ));
-            Map::new()
+            None
         }
     };
+    let has_state = state.is_some();
+    let state = state.unwrap_or_default();
     let id = state
         .get("id")
         .and_then(Value::as_str)
@@ -92,7 +106,9 @@ pub(super) fn read(dir: &Path) -> Result<Read, FormatError> {
         .and_then(Value::as_str)
         .map(str::to_string);
     let mut usages = usages_by_response(&state);
-    meta.extra.insert("base_state".into(), Value::Object(state));
+    if has_state {
+        meta.extra.insert("base_state".into(), Value::Object(state));
+    }
     let mut session = Session::new(meta);
     for (n, file) in event_files(dir, event_number)? {
         let event = match event_file(&file, &mut diags) {
@@ -148,29 +164,86 @@ fn usages_by_response(state: &Map<String, Value>) -> HashMap<String, (Usage, Opt
     out
 }
 
-/// The text parts of a list of content blocks (`{"type": "text", "text"}`).
-fn texts(content: Option<&Value>) -> Vec<Block> {
-    let Some(list) = content.and_then(Value::as_array) else {
+/// The blocks of a list of content parts (`{"type": "text", "text", …}`,
+/// `{"type": "image", "image_urls"}`), each part's other fields kept on its
+/// block so [`super::write`] gives the part back (see [`part_value`]).
+fn parts(content: Option<Value>) -> Vec<Block> {
+    let Some(Value::Array(list)) = content else {
         return Vec::new();
     };
-    list.iter()
-        .filter_map(|c| match c.get("type").and_then(Value::as_str) {
-            Some("text") => c.get("text").and_then(Value::as_str).map(Block::text),
-            Some("image") => Some(Block {
-                kind: agentlog_model::BlockKind::Image {
-                    media_type: None,
-                    data: None,
-                    url: c
-                        .get("image_urls")
-                        .and_then(|u| u.get(0))
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                },
-                extra: Default::default(),
-            }),
-            _ => None,
+    list.into_iter()
+        .map(|c| match c {
+            Value::Object(mut o)
+                if o.get("type").and_then(Value::as_str) == Some("image")
+                    && o.get("image_urls")
+                        .and_then(Value::as_array)
+                        .is_some_and(|u| u.len() == 1 && u[0].is_string()) =>
+            {
+                let url = match o.remove("image_urls") {
+                    Some(Value::Array(mut u)) => {
+                        u.pop().and_then(|u| u.as_str().map(str::to_string))
+                    }
+                    _ => None,
+                };
+                o.remove("type");
+                Block {
+                    kind: BlockKind::Image {
+                        media_type: None,
+                        data: None,
+                        url,
+                    },
+                    extra: o,
+                }
+            }
+            other => crate::chat::part(other),
         })
         .collect()
+}
+
+/// A content part as OpenHands writes it, from a block [`parts`] read (its
+/// other fields back, when `own`) or from another agent's session (only
+/// the fields OpenHands' content takes, as it refuses any other); `None`
+/// for a block that is not text or an image.
+pub(super) fn part_value(b: &Block, own: bool) -> Option<Value> {
+    match &b.kind {
+        BlockKind::Text { .. } | BlockKind::Other { .. } if own => Some(crate::chat::part_value(b)),
+        BlockKind::Text { text } => Some(serde_json::json!({"type": "text", "text": text})),
+        BlockKind::Other { .. } => None,
+        BlockKind::Image {
+            media_type,
+            data,
+            url,
+        } => {
+            let url = match (url, data) {
+                (Some(u), _) => u.clone(),
+                (None, Some(d)) => format!(
+                    "data:{};base64,{d}",
+                    media_type.as_deref().unwrap_or("image/png")
+                ),
+                (None, None) => return None,
+            };
+            let mut o = if own {
+                crate::chat::own_fields(&b.extra)
+            } else {
+                Map::new()
+            };
+            o.insert("type".into(), "image".into());
+            o.insert("image_urls".into(), Value::Array(vec![url.into()]));
+            Some(Value::Object(o))
+        }
+        _ => None,
+    }
+}
+
+/// Takes `key` out of `m` when it is a non-empty string: the model's
+/// reasoning, which becomes a thinking block.
+fn take_reasoning(m: &mut Map<String, Value>) -> Option<Block> {
+    match m.get("reasoning_content") {
+        Some(Value::String(t)) if !t.is_empty() => {
+            crate::chat::take_string(m, "reasoning_content").map(|t| Block::thinking(t, None))
+        }
+        _ => None,
+    }
 }
 
 /// The entry of one event.
@@ -213,34 +286,28 @@ fn entry(
             EntryKind::Message(m)
         }
         "MessageEvent" => {
-            let msg = ev.get("llm_message").cloned().unwrap_or(Value::Null);
-            let role = Role::parse(msg.get("role").and_then(Value::as_str).unwrap_or("user"));
-            let mut m = Message::new(role);
-            if let Some(t) = msg
-                .get("reasoning_content")
+            let role = crate::jsonl::pointer_in(&ev, "/llm_message/role")
                 .and_then(Value::as_str)
-                .filter(|t| !t.is_empty())
-            {
-                m.content.push(Block::thinking(t, None));
-            }
-            m.content.extend(texts(msg.get("content")));
-            take_usage(&ev, &mut m);
+                .unwrap_or("user");
+            let mut m = Message::new(Role::parse(role));
             // The text is in the entry; the rest of the message is kept.
             if let Some(Value::Object(lm)) = ev.get_mut("llm_message") {
-                lm.remove("content");
+                m.content.extend(take_reasoning(lm));
+                m.content.extend(parts(lm.remove("content")));
             }
+            take_usage(&ev, &mut m);
             EntryKind::Message(m)
         }
         "ActionEvent" => {
             let mut m = Message::new(Role::Assistant);
-            if let Some(t) = ev
-                .get("reasoning_content")
-                .and_then(Value::as_str)
-                .filter(|t| !t.is_empty())
-            {
-                m.content.push(Block::thinking(t, None));
+            m.content.extend(take_reasoning(&mut ev));
+            match ev.remove("thought") {
+                Some(t @ Value::Array(_)) => m.content.extend(parts(Some(t))),
+                Some(other) => {
+                    ev.insert("thought".into(), other);
+                }
+                None => {}
             }
-            m.content.extend(texts(ev.get("thought")));
             let call = ev.get("tool_call").cloned().unwrap_or(Value::Null);
             let call_id = call
                 .get("id")
@@ -269,8 +336,11 @@ fn entry(
                 .get("tool_call_id")
                 .and_then(Value::as_str)
                 .map(str::to_string);
+            let mut content = match ev.get_mut("observation") {
+                Some(Value::Object(o)) => parts(o.remove("content")),
+                _ => Vec::new(),
+            };
             let obs = ev.get("observation");
-            let mut content = texts(obs.and_then(|o| o.get("content")));
             for key in ["rejection_reason", "error"] {
                 if let Some(t) = ev.get(key).and_then(Value::as_str) {
                     content.push(Block::text(t));
@@ -285,9 +355,6 @@ fn entry(
                     .and_then(Value::as_bool)
                     .unwrap_or(false)
                 || exit.is_some_and(|c| c != 0);
-            if let Some(Value::Object(o)) = ev.get_mut("observation") {
-                o.remove("content");
-            }
             let mut m = Message::new(Role::Tool);
             m.tool_call_id = call_id.clone();
             m.tool_name = ev

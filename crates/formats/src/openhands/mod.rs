@@ -15,21 +15,24 @@
 //!   response; observations with it are the calls' results. Other events
 //!   (`recall`, `agent_state_changed`, `null`, …) are kept as events.
 //!
-//! The session is named by its `events` directory. Reading only.
+//! The session is named by its `events` directory.
 //!
 //! The CLI of 1.x (PyPI `openhands`, on its software agent SDK) keeps
 //! conversations in `~/.openhands/conversations/<id>/` instead:
 //! `base_state.json` and `events/event-<n>-<uuid>.json` (see
 //! `conversation.rs`); such a session is named by its `events` folder too.
+//! Sessions are written as such conversations (`write.rs`): a folder of
+//! files, which `openhands --resume <id>` continues.
 
 mod conversation;
 mod read;
 mod validate;
 mod wire;
+mod write;
 
 use crate::env::{list_dirs, DiscoverEnv};
-use crate::{Diagnostic, Format, FormatError, Read};
-use agentlog_model::Agent;
+use crate::{Diagnostic, Fidelity, Format, FormatError, Read, ResumePlan, Written};
+use agentlog_model::{Agent, Session};
 use std::path::{Path, PathBuf};
 
 /// The registry name.
@@ -106,6 +109,13 @@ impl Format for OpenHandsFormat {
         for root in roots {
             crate::env::note_dir(&root);
             for session in list_dirs(&root) {
+                // (a folder being written, or left by a crash, is hidden)
+                if session
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                {
+                    continue;
+                }
                 let events = session.join(wire::EVENTS);
                 if events.is_dir() {
                     out.push(events);
@@ -129,5 +139,60 @@ impl Format for OpenHandsFormat {
 
     fn validate(&self, path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
         validate::validate(path)
+    }
+
+    fn can_write(&self) -> bool {
+        true
+    }
+
+    fn writes_folder(&self) -> bool {
+        true
+    }
+
+    fn write(
+        &self,
+        _session: &Session,
+        _out: &mut dyn std::io::Write,
+    ) -> Result<Fidelity, FormatError> {
+        Err(FormatError::Unsupported {
+            format: FORMAT_NAME,
+            operation: "writing one stream: a conversation is a folder of files (write it into a folder, with -o DIR)",
+        })
+    }
+
+    fn write_session(&self, session: &Session) -> Result<(Written, Fidelity), FormatError> {
+        write::write(session)
+    }
+
+    /// The CLI continues `~/.openhands/conversations/<id>/` (the id as 32
+    /// hex digits) with `openhands --resume <id>`, in the directory it
+    /// works in.
+    fn resume_plan(&self, session: &Session, env: &DiscoverEnv) -> Result<ResumePlan, FormatError> {
+        let cwd = crate::format::resume_cwd(session, FORMAT_NAME)?;
+        let id = conversation_id(&session.meta.id);
+        Ok(ResumePlan {
+            path: env.home.join(".openhands/conversations").join(&id),
+            command: format!("openhands --resume {id}"),
+            cwd: Some(PathBuf::from(cwd)),
+        })
+    }
+}
+
+/// The conversation id OpenHands is given for a session: its own id when
+/// that is a UUID, else one made from it (the same every time), as the 32
+/// hex digits OpenHands names the folder with.
+fn conversation_id(session_id: &str) -> String {
+    match uuid::Uuid::parse_str(session_id) {
+        Ok(u) => u.simple().to_string(),
+        Err(_) => {
+            use sha2::{Digest, Sha256};
+            let digest = Sha256::digest(session_id.as_bytes());
+            let mut bytes = [0u8; 16];
+            bytes.copy_from_slice(&digest[..16]);
+            uuid::Builder::from_random_bytes(bytes)
+                .into_uuid()
+                .simple()
+                .to_string()
+        }
     }
 }

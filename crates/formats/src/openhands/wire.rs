@@ -37,9 +37,10 @@ pub(super) fn events_dir(path: &Path) -> Option<PathBuf> {
         }
     }
     // Last, as it asks the file system: a 1.x conversation's folder.
-    path.join(super::conversation::BASE_STATE)
-        .is_file()
-        .then(|| path.join(EVENTS))
+    let events = path.join(EVENTS);
+    (path.join(super::conversation::BASE_STATE).is_file()
+        || (events.is_dir() && super::conversation::is_conversation(&events)))
+    .then_some(events)
 }
 
 pub(super) use crate::chat::openai_usage as usage_of;

@@ -1,0 +1,384 @@
+//! Writes conversations of the OpenHands CLI 1.x: a folder with
+//! `events/event-<n>-<id>.json`, one event a file, and (for a conversation
+//! read from OpenHands) its `base_state.json`.
+//!
+//! - A conversation read from OpenHands is written event for event: each
+//!   entry's event with its text, reasoning and results put back where the
+//!   reader took them from, and the state file as it was.
+//! - Another agent's session becomes the events OpenHands itself would have
+//!   written: prompts and answers as `MessageEvent`s; an answer's tool calls
+//!   as `ActionEvent`s of one response (its text as the first call's
+//!   `thought`, its thinking as `reasoning_content`) carrying the call as the
+//!   model sent it and no executable action, so OpenHands sends them to the
+//!   model as they were and never runs them again; their results as
+//!   `ObservationEvent`s with a tool's generic observation
+//!   (`MCPToolObservation`). No `base_state.json`: OpenHands writes its own
+//!   (with the agent it runs) when it continues the conversation, and
+//!   refuses a state naming another agent. A system prompt is not written:
+//!   OpenHands gives its own only to a conversation with no events, so one
+//!   continued from another agent runs without it (in the fidelity report).
+
+use super::conversation::{part_value, BASE_STATE};
+use super::wire::EVENTS;
+use super::FORMAT_NAME;
+use crate::{Fidelity, FormatError, Written};
+use agentlog_model::{Block, BlockKind, Entry, EntryKind, Message, Role, Session};
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// Writes `session` as the files of a conversation folder.
+pub(super) fn write(session: &Session) -> Result<(Written, Fidelity), FormatError> {
+    let mut w = Writer {
+        session_id: &session.meta.id,
+        fidelity: Fidelity::new(FORMAT_NAME),
+        events: Vec::new(),
+        calls: HashMap::new(),
+    };
+    let own = session.meta.format.as_deref() == Some(FORMAT_NAME);
+    for e in session.active_branch() {
+        // An event read from a 1.x conversation goes back as it was.
+        if own {
+            match &e.kind {
+                EntryKind::Message(_) if e.extra.get("kind").is_some_and(Value::is_string) => {
+                    w.own_event(e);
+                    continue;
+                }
+                EntryKind::Event { payload, .. }
+                    if payload.get("kind").is_some_and(Value::is_string) =>
+                {
+                    w.events.push(payload.clone());
+                    continue;
+                }
+                EntryKind::Unknown { raw, .. } => {
+                    w.events.push(raw.clone());
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        w.entry(e);
+    }
+    let mut files = Vec::new();
+    if own {
+        if let Some(state) = session.meta.extra.get("base_state") {
+            files.push((PathBuf::from(BASE_STATE), to_json(state)?));
+        }
+    }
+    for (n, ev) in w.events.iter().enumerate() {
+        let id = match ev.get("id").and_then(Value::as_str) {
+            Some(id) if is_event_id(id) => id.to_string(),
+            _ => w.id(&format!("file {n}"), 0),
+        };
+        let name = format!("event-{n:05}-{id}.json");
+        files.push((PathBuf::from(EVENTS).join(name), to_json(ev)?));
+    }
+    Ok((Written::Folder(files), w.fidelity))
+}
+
+/// An event's JSON, as one line like OpenHands' own.
+fn to_json(v: &Value) -> Result<Vec<u8>, FormatError> {
+    serde_json::to_vec(v)
+        .map_err(|e| FormatError::write("openhands event", std::io::Error::other(e)))
+}
+
+/// True when `id` can name an event file: OpenHands finds its events by
+/// names matching `event-<5 digits>-<hex and dashes, 8 or more>.json`.
+fn is_event_id(id: &str) -> bool {
+    id.len() >= 8 && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+}
+
+struct Writer<'a> {
+    session_id: &'a str,
+    fidelity: Fidelity,
+    events: Vec<Value>,
+    /// Each call written: its `ActionEvent`'s id and the tool's name.
+    calls: HashMap<String, (String, String)>,
+}
+
+impl Writer<'_> {
+    /// A UUID for the `k`-th event made of the entry `entry`: the same
+    /// session converted twice gives the same files.
+    fn id(&self, entry: &str, k: usize) -> String {
+        let digest = Sha256::new()
+            .chain_update(self.session_id.as_bytes())
+            .chain_update([0])
+            .chain_update(entry.as_bytes())
+            .chain_update([0])
+            .chain_update(k.to_le_bytes())
+            .finalize();
+        let mut bytes = [0u8; 16];
+        bytes.copy_from_slice(&digest[..16]);
+        uuid::Builder::from_random_bytes(bytes)
+            .into_uuid()
+            .to_string()
+    }
+
+    /// The entry's event as the reader found it, with what the reader took
+    /// out of it put back.
+    fn own_event(&mut self, e: &Entry) {
+        let mut ev = e.extra.clone();
+        let kind = ev
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if let EntryKind::Message(m) = &e.kind {
+            match kind.as_str() {
+                "SystemPromptEvent" => {
+                    let text: String = m.content.iter().filter_map(Block::plain_text).collect();
+                    if let Some(Value::Object(p)) = ev.get_mut("system_prompt") {
+                        p.insert("text".into(), text.into());
+                    }
+                }
+                "MessageEvent" => {
+                    if let Some(Value::Object(lm)) = ev.get_mut("llm_message") {
+                        put_reasoning(lm, m);
+                        lm.insert("content".into(), self.own_parts(m, &e.id));
+                    }
+                }
+                "ActionEvent" => {
+                    put_reasoning(&mut ev, m);
+                    ev.insert("thought".into(), self.own_parts(m, &e.id));
+                }
+                _ => {
+                    if let Some(Value::Object(o)) = ev.get_mut("observation") {
+                        let content = m.content.iter().find_map(|b| match &b.kind {
+                            BlockKind::ToolResult { content, .. } => Some(content),
+                            _ => None,
+                        });
+                        let parts = content
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|b| self.part(b, &e.id, true))
+                            .collect();
+                        o.insert("content".into(), Value::Array(parts));
+                    }
+                }
+            }
+        }
+        self.events.push(Value::Object(ev));
+    }
+
+    /// The text and image parts of `m`, an event read from OpenHands (its
+    /// thinking, calls and results are written elsewhere).
+    fn own_parts(&mut self, m: &Message, id: &str) -> Value {
+        let parts = m
+            .content
+            .iter()
+            .filter(|b| {
+                !matches!(
+                    b.kind,
+                    BlockKind::Thinking { .. }
+                        | BlockKind::ToolCall { .. }
+                        | BlockKind::ToolResult { .. }
+                )
+            })
+            .filter_map(|b| self.part(b, id, true))
+            .collect();
+        Value::Array(parts)
+    }
+
+    /// A content part (of an event read from OpenHands when `own`), or
+    /// `None` (reported lost) for a block OpenHands' content cannot hold.
+    fn part(&mut self, b: &Block, id: &str, own: bool) -> Option<Value> {
+        let p = part_value(b, own);
+        if p.is_none() {
+            self.fidelity
+                .lost(format!("{} in a message", b.kind.name()), Some(id));
+        }
+        p
+    }
+
+    /// The events of an entry of another agent's session.
+    fn entry(&mut self, e: &Entry) {
+        let m = match &e.kind {
+            EntryKind::Message(m) => m,
+            other => {
+                self.fidelity
+                    .lost(format!("{} entry", other.name()), Some(&e.id));
+                return;
+            }
+        };
+        match m.role {
+            Role::User | Role::Tool => self.user(e, m),
+            Role::Assistant => self.assistant(e, m),
+            _ if m.injected.as_deref() == Some("system_prompt") => self.fidelity.lost(
+                "system prompt (OpenHands continues another agent's session without one)",
+                Some(&e.id),
+            ),
+            _ => self
+                .fidelity
+                .lost(format!("{} message", m.role.as_str()), Some(&e.id)),
+        }
+    }
+
+    /// A prompt (its text and images) and the tool results it carries.
+    fn user(&mut self, e: &Entry, m: &Message) {
+        let mut content = Vec::new();
+        for b in &m.content {
+            match &b.kind {
+                BlockKind::ToolResult {
+                    tool_call_id,
+                    content: result,
+                    is_error,
+                } => {
+                    let call = tool_call_id.as_ref().or(m.tool_call_id.as_ref());
+                    self.result(e, call, result, *is_error || m.is_error == Some(true));
+                }
+                // A tool message's text is its call's result.
+                BlockKind::Text { .. } if m.role == Role::Tool => {
+                    self.result(
+                        e,
+                        m.tool_call_id.as_ref(),
+                        std::slice::from_ref(b),
+                        m.is_error == Some(true),
+                    );
+                }
+                _ => content.extend(self.part(b, &e.id, false)),
+            }
+        }
+        if content.is_empty() {
+            return;
+        }
+        let mut ev = self.event(e, "MessageEvent", "user");
+        ev.insert(
+            "llm_message".into(),
+            json!({"role": "user", "content": content}),
+        );
+        self.events.push(Value::Object(ev));
+    }
+
+    /// A call's result, answering the `ActionEvent` written for the call.
+    fn result(&mut self, e: &Entry, call: Option<&String>, content: &[Block], is_error: bool) {
+        let Some((action_id, tool)) = call.and_then(|c| self.calls.get(c)).cloned() else {
+            self.fidelity.lost("tool result of no call", Some(&e.id));
+            return;
+        };
+        let parts: Vec<Value> = content
+            .iter()
+            .filter_map(|b| self.part(b, &e.id, false))
+            .collect();
+        let mut ev = self.event(e, "ObservationEvent", "environment");
+        ev.insert("tool_name".into(), tool.clone().into());
+        ev.insert("tool_call_id".into(), call.cloned().into());
+        ev.insert(
+            "observation".into(),
+            json!({"kind": "MCPToolObservation", "content": parts,
+                   "is_error": is_error, "tool_name": tool}),
+        );
+        ev.insert("action_id".into(), action_id.into());
+        self.events.push(Value::Object(ev));
+    }
+
+    /// An answer: a `MessageEvent`, or one `ActionEvent` per call, then
+    /// the results it holds (agents such as OpenCode keep a call's result
+    /// in the answer that made the call).
+    fn assistant(&mut self, e: &Entry, m: &Message) {
+        let mut reasoning = Vec::new();
+        let mut content = Vec::new();
+        let mut calls = Vec::new();
+        let mut results = Vec::new();
+        for b in &m.content {
+            match &b.kind {
+                BlockKind::Thinking {
+                    text, signature, ..
+                } => {
+                    if signature.is_some() {
+                        self.fidelity.lost("thinking signature", Some(&e.id));
+                    }
+                    reasoning.push(text.as_str());
+                }
+                BlockKind::ToolCall { id, name, input } => calls.push((id, name, input)),
+                BlockKind::ToolResult {
+                    tool_call_id,
+                    content,
+                    is_error,
+                } => results.push((tool_call_id, content, *is_error)),
+                _ => content.extend(self.part(b, &e.id, false)),
+            }
+        }
+        let reasoning = (!reasoning.is_empty()).then(|| reasoning.join("\n\n"));
+        if calls.is_empty() {
+            if !content.is_empty() || reasoning.is_some() {
+                let mut message = json!({"role": "assistant", "content": content});
+                if let Some(r) = reasoning {
+                    message["reasoning_content"] = r.into();
+                }
+                let mut ev = self.event(e, "MessageEvent", "agent");
+                ev.insert("llm_message".into(), message);
+                self.events.push(Value::Object(ev));
+            }
+            for (call, content, is_error) in results {
+                self.result(e, call.as_ref(), content, is_error);
+            }
+            return;
+        }
+        // One response: its text and reasoning go with its first call.
+        let response = format!("agentlog-{}", self.id(&e.id, usize::MAX));
+        let mut thought = Some((content, reasoning));
+        for (k, (id, name, input)) in calls.into_iter().enumerate() {
+            let call_id = id.clone().unwrap_or_else(|| format!("call_{}_{k}", e.id));
+            let arguments = match input {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let mut ev = self.event(e, "ActionEvent", "agent");
+            let (content, reasoning) = thought.take().unwrap_or_default();
+            ev.insert("thought".into(), Value::Array(content));
+            if let Some(r) = reasoning {
+                ev.insert("reasoning_content".into(), r.into());
+            }
+            ev.insert("tool_name".into(), name.clone().into());
+            ev.insert("tool_call_id".into(), call_id.clone().into());
+            ev.insert(
+                "tool_call".into(),
+                json!({"id": call_id, "name": name, "arguments": arguments,
+                       "origin": "completion"}),
+            );
+            ev.insert("llm_response_id".into(), response.clone().into());
+            let event_id = ev
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            self.calls.insert(call_id, (event_id, name.clone()));
+            self.events.push(Value::Object(ev));
+        }
+        for (call, content, is_error) in results {
+            self.result(e, call.as_ref(), content, is_error);
+        }
+    }
+
+    /// A new event of `kind` for the entry `e`: its id (one entry can
+    /// give several events, each with its own), time and source.
+    fn event(&self, e: &Entry, kind: &str, source: &str) -> Map<String, Value> {
+        let mut ev = Map::new();
+        ev.insert("kind".into(), kind.into());
+        ev.insert("id".into(), self.id(&e.id, self.events.len()).into());
+        // As OpenHands writes its times: ISO 8601 to the microsecond, with
+        // no zone (UTC here).
+        if let Some(t) = e.timestamp.as_ref().and_then(|t| t.to_utc()) {
+            let t = t.format("%Y-%m-%dT%H:%M:%S%.6f").to_string();
+            ev.insert("timestamp".into(), t.into());
+        }
+        ev.insert("source".into(), source.into());
+        ev
+    }
+}
+
+/// Puts a message's thinking back as `reasoning_content`.
+fn put_reasoning(obj: &mut Map<String, Value>, m: &Message) {
+    let text: Vec<&str> = m
+        .content
+        .iter()
+        .filter_map(|b| match &b.kind {
+            BlockKind::Thinking { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !text.is_empty() {
+        obj.insert("reasoning_content".into(), text.join("\n\n").into());
+    }
+}
