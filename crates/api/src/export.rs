@@ -7,7 +7,8 @@
 //! use agentlog_api::export::export;
 //! let s = agentlog_api::example::session(0);
 //! let md = export(&s, "markdown")?;
-//! assert!(String::from_utf8(md.bytes)?.contains("tokenizer"));
+//! let (_, bytes) = md.written.files()[0];
+//! assert!(String::from_utf8_lossy(bytes).contains("tokenizer"));
 //! assert!(md.fidelity.is_none());
 //! let codex = export(&s, "codex")?;
 //! assert!(codex.fidelity.is_some());
@@ -16,14 +17,15 @@
 
 use crate::ApiError;
 use agentlog_formats::render::{self, TextOptions};
-use agentlog_formats::Fidelity;
+use agentlog_formats::{Fidelity, Written};
 use agentlog_model::Session;
 
 /// An exported session.
 #[derive(Debug, Clone)]
 pub struct Exported {
-    /// The file's bytes.
-    pub bytes: Vec<u8>,
+    /// The file (or, for a format whose sessions are folders, the folder's
+    /// files).
+    pub written: Written,
     /// For a session format, what it could not hold (`None` for a
     /// transcript).
     pub fidelity: Option<Fidelity>,
@@ -42,15 +44,14 @@ pub fn export(session: &Session, to: &str) -> Result<Exported, ApiError> {
     };
     if let Some(text) = text {
         return Ok(Exported {
-            bytes: text.into_bytes(),
+            written: Written::File(text.into_bytes()),
             fidelity: None,
         });
     }
     let format = crate::resolve::format_named(to)?;
-    let mut bytes = Vec::new();
-    let fidelity = format.write(session, &mut bytes)?;
+    let (written, fidelity) = format.write_session(session)?;
     Ok(Exported {
-        bytes,
+        written,
         fidelity: Some(fidelity),
     })
 }

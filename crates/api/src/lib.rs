@@ -20,8 +20,8 @@
 //! let read = lib.read(&first.id[..8])?;
 //! let hits = lib.search(&agentlog_index::SearchParams::new("tokenizer"))?;
 //! assert_eq!(hits.hits[0].session_id, read.session.meta.id);
-//! let (codex_jsonl, report) = lib.convert(&read.session, "codex")?;
-//! assert!(!codex_jsonl.is_empty());
+//! let (codex, report) = lib.convert(&read.session, "codex")?;
+//! assert!(!codex.files()[0].1.is_empty());
 //! println!("lost in conversion: {report}");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -50,7 +50,7 @@ pub use list::{EmptiedBy, ListOptions, ListOrder, Listing, SessionSummary, Sourc
 pub use settings::Settings;
 
 use agentlog_formats::discover::Found;
-use agentlog_formats::{Fidelity, Read};
+use agentlog_formats::{Fidelity, Read, Written};
 use agentlog_index::{Hit, SearchParams, Stats, StatsParams};
 use agentlog_model::Session;
 
@@ -129,13 +129,12 @@ impl Library {
         Ok(agentlog_index::Backend::stats(&index, p)?)
     }
 
-    /// Writes `session` in the format `to`; returns the bytes and what the
-    /// format could not hold.
-    pub fn convert(&self, session: &Session, to: &str) -> Result<(Vec<u8>, Fidelity), ApiError> {
+    /// Writes `session` in the format `to`; returns the file's bytes (or,
+    /// for a format whose sessions are folders, the folder's files) and
+    /// what the format could not hold.
+    pub fn convert(&self, session: &Session, to: &str) -> Result<(Written, Fidelity), ApiError> {
         let format = resolve::format_named(to)?;
-        let mut out = Vec::new();
-        let fidelity = format.write(session, &mut out)?;
-        Ok((out, fidelity))
+        Ok(format.write_session(session)?)
     }
 }
 

@@ -16,9 +16,9 @@
 //! ```
 
 use crate::{ApiError, Settings};
-use agentlog_formats::Fidelity;
+use agentlog_formats::{Fidelity, Written};
 use agentlog_model::Session;
-use agentlog_store::snapshot::{write_file_with, Existing};
+use agentlog_store::snapshot::{write_file_with, write_folder, Existing};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::io::Write;
@@ -52,7 +52,8 @@ impl ResumeParams {
 pub struct Resumed {
     /// The agent's format.
     pub target: &'static str,
-    /// The native session file written (or that would be written).
+    /// The native session file (or, for an agent whose sessions are
+    /// folders, the folder) written, or that would be written.
     pub path: PathBuf,
     /// The directory the command runs in.
     pub cwd: Option<PathBuf>,
@@ -92,8 +93,13 @@ pub fn resume(
         None => Cow::Borrowed(session),
     };
     let plan = target.resume_plan(&session, &settings.env)?;
-    let mut bytes = Vec::new();
-    let fidelity = target.write_resumable(&session, &plan, &mut bytes)?;
+    let (written, fidelity) = if target.writes_folder() {
+        target.write_session(&session)?
+    } else {
+        let mut bytes = Vec::new();
+        let fidelity = target.write_resumable(&session, &plan, &mut bytes)?;
+        (Written::File(bytes), fidelity)
+    };
     if std::fs::symlink_metadata(&plan.path).is_ok() {
         return Err(ApiError::io(
             &plan.path,
@@ -104,9 +110,14 @@ pub fn resume(
         ));
     }
     if !params.dry_run {
-        write_file_with(&plan.path, Existing::Refuse, |w: &mut dyn Write| {
-            w.write_all(&bytes).map_err(|e| ApiError::io(&plan.path, e))
-        })?;
+        match &written {
+            Written::File(bytes) => {
+                write_file_with(&plan.path, Existing::Refuse, |w: &mut dyn Write| {
+                    w.write_all(bytes).map_err(|e| ApiError::io(&plan.path, e))
+                })?;
+            }
+            Written::Folder(files) => write_folder(&plan.path, files, Existing::Refuse)?,
+        }
         target.register_resumed(&session, &plan, &settings.env)?;
     }
     let command = match &plan.cwd {
@@ -132,6 +143,20 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::Library;
+
+    /// The bytes of the file at `path`, or of every file in the folder
+    /// there, by path.
+    fn contents(path: &std::path::Path) -> Vec<(PathBuf, Vec<u8>)> {
+        if path.is_file() {
+            return vec![(path.to_path_buf(), std::fs::read(path).unwrap())];
+        }
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(path).unwrap() {
+            out.extend(contents(&e.unwrap().path()));
+        }
+        out.sort();
+        out
+    }
 
     fn lib() -> (tempfile::TempDir, Library) {
         let home = tempfile::tempdir().unwrap();
@@ -166,7 +191,11 @@ mod tests {
                 f.name(),
                 done.path
             );
-            assert!(done.path.is_file(), "{}", f.name());
+            assert!(
+                done.path.is_file() || (f.writes_folder() && done.path.is_dir()),
+                "{}",
+                f.name()
+            );
             assert!(
                 done.command.matches("cd ").count() <= 1,
                 "{}: {}",
@@ -180,13 +209,13 @@ mod tests {
                 f.name(),
                 done.command
             );
-            let before = std::fs::read(&done.path).unwrap();
+            let before = contents(&done.path);
             let again = resume(&lib.settings, &session, &p);
             assert!(again.is_err(), "{}: resumed twice over one file", f.name());
-            assert_eq!(std::fs::read(&done.path).unwrap(), before);
+            assert_eq!(contents(&done.path), before);
             resumed.push(f.name());
         }
-        for agent in ["codex", "gemini", "pi", "copilot", "qwen"] {
+        for agent in ["codex", "gemini", "pi", "copilot", "qwen", "openhands"] {
             assert!(resumed.contains(&agent), "{agent} not resumed: {resumed:?}");
         }
         // The session is Claude's own file: resuming it in Claude would

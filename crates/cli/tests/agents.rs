@@ -304,3 +304,112 @@ fn validate_drift_names_an_unknown_record_type_and_field() {
         .collect();
     assert_eq!(versions, ["1.0.102", "9.0.0"]);
 }
+
+/// The files under `dir`, by path inside it.
+fn files_in(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            let inner = files_in(&p);
+            let name = PathBuf::from(p.file_name().unwrap());
+            out.extend(inner.into_iter().map(|(q, b)| (name.join(q), b)));
+        } else {
+            out.push((
+                PathBuf::from(p.file_name().unwrap()),
+                std::fs::read(&p).unwrap(),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn openhands_conversations_are_written_as_folders() {
+    let env = home_with_agents();
+    let conversations = env.home().join(".openhands/conversations");
+    copy_dir(
+        &agent_fixtures().join("openhands/1.2.1/conversations"),
+        &conversations,
+    );
+    let source = conversations.join("7f23a88b3ea3474ba9742166c4f14431");
+    let events = source.join("events");
+    let events = events.to_str().unwrap();
+    // A folder is not a stream.
+    let r = env.run(&["convert", events, "--to", "openhands"]);
+    assert_ne!(r.status, 0);
+    assert!(
+        r.stderr.contains("give the folder to write with -o DIR"),
+        "{}",
+        r.stderr
+    );
+    // Written back into its own format: the same files, byte for byte.
+    let out = env.home().join("out/conv");
+    let r = env.run(&[
+        "convert",
+        events,
+        "--to",
+        "openhands",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("everything carried over"), "{}", r.stderr);
+    assert_eq!(files_in(&out), files_in(&source));
+    // Never over a folder already there.
+    let opencode = "ses_df5decaf8ffeAqX67SjvHMne1P";
+    let r = env.run(&[
+        "convert",
+        opencode,
+        "--to",
+        "openhands",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_ne!(r.status, 0);
+    assert!(
+        r.stderr.contains("--force replaces the folder"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(files_in(&out), files_in(&source));
+    // Unless told to: then another agent's session, whole.
+    let r = env.run(&[
+        "convert",
+        opencode,
+        "--to",
+        "openhands",
+        "-o",
+        out.to_str().unwrap(),
+        "--force",
+    ]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(!out.join("base_state.json").exists());
+    assert_eq!(
+        std::fs::read_dir(env.home().join("out")).unwrap().count(),
+        1,
+        "no folder left beside it"
+    );
+    let show = env.run(&["show", out.to_str().unwrap()]);
+    assert_eq!(show.status, 0, "{}", show.stderr);
+    for want in [
+        "What files are here?",
+        "→ task",
+        "The subagent counted 1 file.",
+    ] {
+        assert!(show.stdout.contains(want), "{want}: {}", show.stdout);
+    }
+    // export writes the same folder.
+    let exported = env.home().join("out/exported");
+    let r = env.run(&[
+        "export",
+        opencode,
+        "--to",
+        "openhands",
+        "-o",
+        exported.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert_eq!(files_in(&exported), files_in(&out));
+}

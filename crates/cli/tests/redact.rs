@@ -26,6 +26,19 @@ fn no_leaks(what: &str, text: &str) {
     assert_eq!(leaks(text, SEED), Vec::<String>::new(), "{what} leaks");
 }
 
+/// The text of the file at `path`, or of every file in the folder there
+/// (a format whose sessions are folders).
+fn text_of(path: &Path) -> String {
+    if path.is_file() {
+        return std::fs::read_to_string(path).unwrap();
+    }
+    let mut all = String::new();
+    for e in std::fs::read_dir(path).unwrap() {
+        all.push_str(&text_of(&e.unwrap().path()));
+    }
+    all
+}
+
 fn validates(path: &Path, format: Option<&str>) {
     let format = match format {
         Some(name) => registry::by_name(name).unwrap(),
@@ -87,10 +100,9 @@ fn redacted_output_of_every_kind_holds_no_secret_and_still_validates() {
             let r = env.run(&args);
             assert_eq!(r.status, 0, "{cmd} {to}: {}", r.stderr);
             assert!(r.stderr.contains("redacted "), "{cmd} {to}: {}", r.stderr);
-            no_leaks(
-                &format!("{cmd} --to {to}"),
-                &std::fs::read_to_string(&out).unwrap(),
-            );
+            let written = text_of(&out);
+            assert!(!written.is_empty(), "{cmd} --to {to}");
+            no_leaks(&format!("{cmd} --to {to}"), &written);
             no_leaks(&format!("{cmd} --to {to} stderr"), &r.stderr);
             if registry::by_name(to).is_some() {
                 validates(&out, Some(to));
@@ -103,7 +115,7 @@ fn redacted_output_of_every_kind_holds_no_secret_and_still_validates() {
 fn resume_redact_writes_no_secret_where_the_agent_looks() {
     let env = TestEnv::new();
     let file = planted_file(&env);
-    for agent in ["claude", "codex", "gemini", "pi"] {
+    for agent in ["claude", "codex", "gemini", "pi", "openhands"] {
         let r = env.run(&[
             "resume",
             file.to_str().unwrap(),
@@ -119,7 +131,7 @@ fn resume_redact_writes_no_secret_where_the_agent_looks() {
         assert_eq!(r.status, 0, "{agent}: {}", r.stderr);
         let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
         let path = PathBuf::from(plan["path"].as_str().unwrap());
-        no_leaks(agent, &std::fs::read_to_string(&path).unwrap());
+        no_leaks(agent, &text_of(&path));
         validates(&path, None);
         // The report on stderr is JSON with --json, and names no secret.
         let report: serde_json::Value = serde_json::from_str(&r.stderr).unwrap();

@@ -1,5 +1,7 @@
-use crate::commands::export::write_output;
+use crate::commands::export::write_written;
 use crate::load;
+use agentlog_formats::Written;
+use std::path::Path;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -22,10 +24,11 @@ pub struct Args {
     #[arg(long, value_name = "FORMAT")]
     pub from: Option<String>,
     /// Write here instead of standard output (a new file: an existing one
-    /// is an error unless --force).
+    /// is an error unless --force). A format whose sessions are folders
+    /// (openhands) writes the folder here.
     #[arg(long, short = 'o', value_name = "PATH")]
     pub output: Option<PathBuf>,
-    /// Replace the -o file when it exists (atomically).
+    /// Replace the -o file or folder when it exists (atomically).
     #[arg(long, requires = "output")]
     pub force: bool,
     /// Fail, writing nothing, when the target cannot hold everything.
@@ -65,30 +68,20 @@ pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
             writable()
         );
     }
-    if args.strict {
-        let fidelity = target.write(&read.session, &mut std::io::sink())?;
-        if !fidelity.is_lossless() {
-            crate::eprint_clean!("{fidelity}");
-            anyhow::bail!(
-                "--strict: {} cannot hold everything in this session; nothing written",
-                target.name()
-            );
-        }
+    let (mut written, fidelity) = target.write_session(&read.session)?;
+    if args.strict && !fidelity.is_lossless() {
+        crate::eprint_clean!("{fidelity}");
+        anyhow::bail!(
+            "--strict: {} cannot hold everything in this session; nothing written",
+            target.name()
+        );
     }
-    // Written back into its own format, the file keeps its own text for
+    // Written back into its own format, each file keeps its own text for
     // every record that did not change (agentlog_formats::keep).
-    let original = (format.name() == target.name() && args.session != "-")
-        .then(|| std::fs::read(&path).ok())
-        .flatten();
-    let fidelity = write_output(args.output.as_deref(), args.force, |w| {
-        let Some(original) = &original else {
-            return Ok(target.write(&read.session, w)?);
-        };
-        let mut written = Vec::new();
-        let fidelity = target.write(&read.session, &mut written)?;
-        w.write_all(&agentlog_formats::keep::keep_unchanged(&written, original))?;
-        Ok(fidelity)
-    })?;
+    if format.name() == target.name() && args.session != "-" {
+        keep_original_text(&mut written, &path);
+    }
+    write_written(args.output.as_deref(), args.force, &written, target.name())?;
     if args.json {
         let text = serde_json::to_string_pretty(&fidelity)?;
         eprintln!("{text}");
@@ -99,6 +92,33 @@ pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Puts back the text of every record that did not change, from the file
+/// the session was read from at `source`, or for a folder, from the file of
+/// the same name in the folder it was read from: the nearest of `source`
+/// and its two parents holding one of the files written.
+fn keep_original_text(written: &mut Written, source: &Path) {
+    use agentlog_formats::keep::keep_unchanged;
+    match written {
+        Written::File(bytes) => {
+            if let Ok(original) = std::fs::read(source) {
+                *bytes = keep_unchanged(bytes, &original);
+            }
+        }
+        Written::Folder(files) => {
+            let root = source
+                .ancestors()
+                .take(3)
+                .find(|dir| dir.is_dir() && files.iter().any(|(rel, _)| dir.join(rel).is_file()));
+            let Some(root) = root else { return };
+            for (rel, bytes) in files.iter_mut() {
+                if let Ok(original) = std::fs::read(root.join(&*rel)) {
+                    *bytes = keep_unchanged(bytes, &original);
+                }
+            }
+        }
+    }
 }
 
 fn writable() -> String {

@@ -1,5 +1,6 @@
 use crate::load;
-use agentlog_store::snapshot::{write_file_with, Existing};
+use agentlog_formats::Written;
+use agentlog_store::snapshot::{write_file_with, write_folder, Existing};
 use anyhow::Context;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -39,10 +40,11 @@ pub struct Args {
     #[arg(long, value_name = "URL", env = "AGENTLOG_DB", hide_env_values = true)]
     pub db: Option<String>,
     /// Write here instead of standard output (a new file: an existing one
-    /// is an error unless --force).
+    /// is an error unless --force). A format whose sessions are folders
+    /// (openhands) writes the folder here.
     #[arg(long, short = 'o', value_name = "PATH")]
     pub output: Option<PathBuf>,
-    /// Replace the -o file when it exists (atomically).
+    /// Replace the -o file or folder when it exists (atomically).
     #[arg(long, requires = "output")]
     pub force: bool,
     /// Replace secrets (API keys, tokens, passwords, private keys) with
@@ -81,13 +83,56 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
     let mut session = read.session;
     crate::redact::apply(&mut session, args.redact, false)?;
     let exported = agentlog_api::export::export(&session, &args.to)?;
-    write_output(args.output.as_deref(), args.force, |w| {
-        Ok(w.write_all(&exported.bytes)?)
-    })?;
+    write_written(
+        args.output.as_deref(),
+        args.force,
+        &exported.written,
+        &args.to,
+    )?;
     if let Some(f) = exported.fidelity.filter(|f| !f.is_lossless()) {
         crate::eprint_clean!("{f}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes a converted session: one file as [`write_output`] does, or the
+/// folder of a format whose sessions are folders (`format`) at the -o
+/// path, which must be given, whole or not at all, never over anything
+/// there unless `force` (which replaces a folder).
+pub fn write_written(
+    path: Option<&Path>,
+    force: bool,
+    written: &Written,
+    format: &str,
+) -> anyhow::Result<()> {
+    let files = match written {
+        Written::File(bytes) => return write_output(path, force, |w| Ok(w.write_all(bytes)?)),
+        Written::Folder(files) => files,
+    };
+    let Some(path) = path else {
+        anyhow::bail!(
+            "a session in the {format} format is a folder of files, not one stream: \
+             give the folder to write with -o DIR"
+        );
+    };
+    let existing = if force {
+        Existing::Replace
+    } else {
+        Existing::Refuse
+    };
+    let exists = !force && path.symlink_metadata().is_ok();
+    write_folder(path, files, existing)
+        .with_context(|| format!("writing {}", path.display()))
+        .map_err(|e| {
+            if exists {
+                e.context(format!(
+                    "{} exists: --force replaces the folder (atomically)",
+                    path.display()
+                ))
+            } else {
+                e
+            }
+        })
 }
 
 /// True when `path` itself (not through a symbolic link, which could point
