@@ -375,9 +375,14 @@ fn place_converted_copilot(
     let env = DiscoverEnv::with_home(home);
     let plan = f.resume_plan(&s, &env).unwrap();
     std::fs::create_dir_all(plan.path.parent().unwrap()).unwrap();
-    let mut out = Vec::new();
-    f.write_resumable(&s, &plan, &mut out).unwrap();
-    std::fs::write(&plan.path, out).unwrap();
+    if f.writes_folder() {
+        let (written, _) = f.write_session(&s).unwrap();
+        written.write_plain(&plan.path).unwrap();
+    } else {
+        let mut out = Vec::new();
+        f.write_resumable(&s, &plan, &mut out).unwrap();
+        std::fs::write(&plan.path, out).unwrap();
+    }
     f.register_resumed(&s, &plan, &env).unwrap();
     (s, plan)
 }
@@ -1272,6 +1277,88 @@ fn run_in_terminal(
     run(c, what)
 }
 
+/// The OpenHands CLI's settings in `home`: the agent with the mock as its
+/// model (the settings screen writes this file on a first start).
+fn openhands_settings(home: &Path, server: &MockServer) {
+    let settings = json!({
+        "kind": "Agent",
+        "llm": {"model": "openai/mock-model", "api_key": "sk-mock",
+                "base_url": format!("{}/v1", server.url()), "usage_id": "agent"},
+        "tools": []
+    });
+    std::fs::create_dir_all(home.join(".openhands")).unwrap();
+    std::fs::write(
+        home.join(".openhands/agent_settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+}
+
+/// What a person does in the OpenHands CLI: a prompt, the confirmation of
+/// the tool call (`confirm`), waiting for the answer, `/exit`.
+fn openhands_steps(prompt: &str, answer: &str, confirm: bool) -> Value {
+    let mut s = vec![
+        json!(["expect", "> "]),
+        json!(["send", format!("{prompt}\r")]),
+    ];
+    if confirm {
+        s.push(json!(["expect", "Choose an option"]));
+        s.push(json!(["send", "\r"]));
+    }
+    s.extend([
+        json!(["expect", answer]),
+        json!(["expect", "> "]),
+        json!(["send", "/exit\r"]),
+        json!(["expect", "Terminate session"]),
+        json!(["send", "\r"]),
+    ]);
+    Value::Array(s)
+}
+
+#[test]
+fn openhands_resumes_a_session_agentlog_converted() {
+    let Some(bin) = cli("openhands1", "venv/bin/openhands") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let cwd = project(dir.path());
+    let server = MockServer::start(
+        Script::default().rule(Rule::new("").then(vec![text("Continued from the history.")])),
+    )
+    .unwrap();
+    openhands_settings(&home, &server);
+    // A Copilot session (written by the real Copilot CLI) continued in
+    // OpenHands from the conversation folder agentlog wrote.
+    let (s, plan) = place_converted_copilot("openhands", &home, &cwd);
+    let id = plan.command.strip_prefix("openhands --resume ").unwrap();
+    assert_eq!(plan.path, home.join(".openhands/conversations").join(id));
+    run_in_terminal(
+        &bin,
+        &["--resume", id],
+        &home,
+        &cwd,
+        openhands_steps("Continue please", "Continued from the history", false),
+        "openhands --resume of a converted session",
+    );
+    // OpenHands took the conversation as its own: it wrote its state and
+    // its events after agentlog's.
+    assert!(plan.path.join("base_state.json").is_file());
+    check_converted_continued(&server, "openhands", &plan.path, "Continue please");
+    let back = registry::by_name("openhands")
+        .unwrap()
+        .read_path(&plan.path)
+        .unwrap();
+    assert!(back.diagnostics.is_empty(), "{:?}", back.diagnostics);
+    let back = back.session;
+    assert_eq!(back.meta.cwd.as_deref(), Some(cwd.to_str().unwrap()));
+    assert_eq!(calls(&back), calls(&s));
+    assert_eq!(
+        texts(&back, &Role::Assistant).last().map(String::as_str),
+        Some("Continued from the history.")
+    );
+}
+
 #[test]
 fn openhands_cli_conversations_are_read_and_resumed() {
     let Some(bin) = cli("openhands1", "venv/bin/openhands") else {
@@ -1294,45 +1381,13 @@ fn openhands_cli_conversations_are_read_and_resumed() {
         )
         .rule(Rule::new("Anything else").then(third.clone()));
     let server = MockServer::start(script).unwrap();
-    // The CLI's settings: the agent with the mock as its model (the
-    // settings screen writes this file on a first start).
-    let settings = json!({
-        "kind": "Agent",
-        "llm": {"model": "openai/mock-model", "api_key": "sk-mock",
-                "base_url": format!("{}/v1", server.url()), "usage_id": "agent"},
-        "tools": []
-    });
-    std::fs::create_dir_all(home.join(".openhands")).unwrap();
-    std::fs::write(
-        home.join(".openhands/agent_settings.json"),
-        settings.to_string(),
-    )
-    .unwrap();
-    // A prompt, the confirmation of the tool call, the answer, `/exit`.
-    let steps = |prompt: &str, answer: &str, confirm: bool| {
-        let mut s = vec![
-            json!(["expect", "> "]),
-            json!(["send", format!("{prompt}\r")]),
-        ];
-        if confirm {
-            s.push(json!(["expect", "Choose an option"]));
-            s.push(json!(["send", "\r"]));
-        }
-        s.extend([
-            json!(["expect", answer]),
-            json!(["expect", "> "]),
-            json!(["send", "/exit\r"]),
-            json!(["expect", "Terminate session"]),
-            json!(["send", "\r"]),
-        ]);
-        Value::Array(s)
-    };
+    openhands_settings(&home, &server);
     run_in_terminal(
         &bin,
         &[],
         &home,
         &cwd,
-        steps("What files are here?", "one file here", true),
+        openhands_steps("What files are here?", "one file here", true),
         "openhands",
     );
     // The conversation's folder is its id without dashes, which
@@ -1349,7 +1404,7 @@ fn openhands_cli_conversations_are_read_and_resumed() {
         &["--resume", &id],
         &home,
         &cwd,
-        steps("Anything else?", "Nothing else", false),
+        openhands_steps("Anything else?", "Nothing else", false),
         "openhands --resume",
     );
     let f = registry::by_name("openhands").unwrap();
