@@ -1,10 +1,13 @@
 //! Secrets in sessions: finding them everywhere (`agentlog scan`) and
-//! rewriting one session file without them (`agentlog scrub`).
+//! rewriting one session without them (`agentlog scrub`).
 //!
 //! Findings never hold a secret, only its kind, where it is and a short
 //! fingerprint. A scrub keeps the original as a private backup beside the
 //! file, writes the new file atomically, and refuses when the result would
-//! read worse than the original or the file changed meanwhile.
+//! read worse than the original or the file changed meanwhile. A session
+//! stored as a folder of files (an OpenHands conversation) is scrubbed
+//! file by file and written back as a whole folder, its backup a folder
+//! beside it.
 //!
 //! ```
 //! use agentlog_api::secrets::{scan, ScanParams};
@@ -23,7 +26,7 @@ use crate::{ApiError, Settings};
 use agentlog_formats::discover::{discover_report, Found};
 use agentlog_formats::{registry, Format, Read, Severity};
 use agentlog_redact::{Finding, Redactor, Report};
-use agentlog_store::snapshot::{create_private, write_atomic};
+use agentlog_store::snapshot::{create_private, write_atomic, write_folder, Existing};
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -146,16 +149,23 @@ pub struct Scrubbed {
 /// or when the file changes while being scrubbed.
 pub fn scrub(path: &Path, from: Option<&str>, dry_run: bool) -> Result<Scrubbed, ApiError> {
     let refuse = |message: String| ApiError::io(path, std::io::Error::other(message));
-    if !path.is_file() {
-        return Err(refuse(
-            "not a session file (scrub rewrites one file; a scan finds the sessions with secrets)"
+    let not_a_session = || {
+        refuse(
+            "not a session file (scrub rewrites one session; a scan finds the sessions with secrets)"
                 .into(),
-        ));
-    }
+        )
+    };
     let format = match from {
         Some(name) => crate::resolve::format_named(name)?,
+        None if path.is_dir() => registry::detect(path).map_err(|_| not_a_session())?,
         None => registry::detect(path)?,
     };
+    if let Some(folder) = format.session_folder(path) {
+        return scrub_folder(format, path, &folder, dry_run);
+    }
+    if !path.is_file() {
+        return Err(not_a_session());
+    }
     let before = std::fs::metadata(path).map_err(|e| ApiError::io(path, e))?;
     let bytes = agentlog_formats::input::read_file(path)?;
     let redactor = Redactor::builtin().map_err(redact_error)?;
@@ -199,6 +209,111 @@ pub fn scrub(path: &Path, from: Option<&str>, dry_run: bool) -> Result<Scrubbed,
     })
 }
 
+/// [`scrub`] of a session stored as the folder `folder`, named by `path`
+/// (the folder or something in it): every file scrubbed as text, the
+/// result read back (from a hidden copy beside the folder) as well as the
+/// original reads, the original kept as a backup folder, and the new
+/// folder swapped in whole.
+fn scrub_folder(
+    format: &'static dyn Format,
+    path: &Path,
+    folder: &Path,
+    dry_run: bool,
+) -> Result<Scrubbed, ApiError> {
+    let refuse = |message: String| ApiError::io(folder, std::io::Error::other(message));
+    let files = folder_files(folder, Path::new(""))?;
+    let redactor = Redactor::builtin().map_err(redact_error)?;
+    let mut report = Report::default();
+    let mut scrubbed = Vec::new();
+    for (rel, bytes) in &files {
+        let (new, mut found) = redactor
+            .bytes(bytes)
+            .map_err(|e| refuse(format!("cannot scrub {}: {e}", rel.display())))?;
+        for f in &mut found.findings {
+            f.location.field = match f.location.field.as_str() {
+                "" => rel.display().to_string(),
+                field => format!("{}: {field}", rel.display()),
+            };
+        }
+        report.extend(found);
+        scrubbed.push((rel.clone(), new));
+    }
+    // The session as read from the folder it is in, `path` inside it.
+    let inside = path.strip_prefix(folder).unwrap_or(Path::new(""));
+    let read = |dir: &Path| -> Result<(usize, usize, Read), ApiError> {
+        let read = format.read_path(&dir.join(inside))?;
+        let errors = read
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count();
+        Ok((errors, read.session.entries.len(), read))
+    };
+    let (old_errors, old_entries, _) = read(folder)?;
+    let name = folder
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let check = folder.with_file_name(format!(".{name}.agentlog-check-{}", std::process::id()));
+    write_folder(&check, &scrubbed, Existing::Refuse)?;
+    let back = read(&check);
+    let _ = std::fs::remove_dir_all(&check);
+    let (new_errors, new_entries, back) = back?;
+    if new_errors > old_errors || new_entries != old_entries {
+        return Err(refuse(format!(
+            "the scrubbed folder would not read back as {} ({new_errors} errors instead of {old_errors}, {new_entries} entries instead of {old_entries}); nothing changed",
+            format.name()
+        )));
+    }
+    let remaining = redactor.scan_session(&back.session);
+    let write = !report.is_empty() && !dry_run;
+    let mut backup = None;
+    if write {
+        if folder_files(folder, Path::new(""))? != files {
+            return Err(refuse(
+                "changed while being scrubbed (is an agent writing it?); nothing changed".into(),
+            ));
+        }
+        let b = backup_path(folder);
+        write_folder(&b, &files, Existing::Refuse)?;
+        write_folder(folder, &scrubbed, Existing::Replace)?;
+        backup = Some(b);
+    }
+    Ok(Scrubbed {
+        path: folder.to_path_buf(),
+        format: format.name(),
+        written: write,
+        backup,
+        report,
+        remaining,
+    })
+}
+
+/// The files under `dir` (at `rel` inside the session's folder), sorted,
+/// with their bytes; anything but files and folders (a symbolic link, a
+/// device) is an error, as the scrubbed folder could not hold it.
+fn folder_files(dir: &Path, rel: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>, ApiError> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| ApiError::io(dir, e))? {
+        let e = e.map_err(|e| ApiError::io(dir, e))?;
+        let p = e.path();
+        let t = e.file_type().map_err(|e| ApiError::io(&p, e))?;
+        let r = rel.join(e.file_name());
+        if t.is_dir() {
+            out.extend(folder_files(&p, &r)?);
+        } else if t.is_file() {
+            out.push((r, agentlog_formats::input::read_file(&p)?));
+        } else {
+            return Err(ApiError::io(
+                &p,
+                std::io::Error::other("not a file or folder; the session folder is left as it is"),
+            ));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
 fn redact_error(e: agentlog_redact::RedactError) -> ApiError {
     ApiError::io("redaction rules", std::io::Error::other(e.to_string()))
 }
@@ -221,11 +336,12 @@ fn backup_path(path: &Path) -> PathBuf {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let stamp = chrono::Utc::now().format("%Y-%m-%dT%H-%M-%SZ");
-    let mut p = path.with_file_name(format!("{name}.agentlog-backup-{stamp}"));
+    let mark = agentlog_formats::discover::BACKUP_MARK;
+    let mut p = path.with_file_name(format!("{name}{mark}{stamp}"));
     let mut n = 1;
     while p.symlink_metadata().is_ok() {
         n += 1;
-        p = path.with_file_name(format!("{name}.agentlog-backup-{stamp}-{n}"));
+        p = path.with_file_name(format!("{name}{mark}{stamp}-{n}"));
     }
     p
 }

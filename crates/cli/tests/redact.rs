@@ -262,3 +262,51 @@ fn scrub_refuses_a_binary_database_and_a_directory() {
     assert_eq!(r.status, 1);
     assert!(r.stderr.contains("not a session file"), "{}", r.stderr);
 }
+
+#[test]
+fn scrub_rewrites_an_openhands_conversation_folder_whole_keeping_a_backup() {
+    let env = TestEnv::new();
+    let file = planted_file(&env);
+    let r = env.run(&[
+        "resume",
+        file.to_str().unwrap(),
+        "--from",
+        "json",
+        "--in",
+        "openhands",
+        "--cwd",
+        "/home/u/project",
+        "--json",
+    ]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    std::fs::remove_file(&file).unwrap();
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let folder = PathBuf::from(plan["path"].as_str().unwrap());
+    let original = text_of(&folder);
+    assert!(!leaks(&original, SEED).is_empty());
+    let format = registry::by_name("openhands").unwrap();
+    let entries = format.read_path(&folder).unwrap().session.entries.len();
+    // Named by its events folder, as `ls` shows it.
+    let events = folder.join("events");
+    let r = env.run(&["scrub", events.to_str().unwrap(), "--json"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    no_leaks("scrub report", &r.stdout);
+    let outcome: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(outcome["written"], true);
+    assert_eq!(outcome["path"], folder.to_str().unwrap());
+    assert_eq!(outcome["remaining"]["findings"], serde_json::json!([]));
+    let backup = PathBuf::from(outcome["backup"].as_str().unwrap());
+    assert_eq!(text_of(&backup), original, "backup is the original");
+    no_leaks("scrubbed folder", &text_of(&folder));
+    let back = format.read_path(&folder).unwrap();
+    assert_eq!(back.session.entries.len(), entries);
+    validates(&folder, Some("openhands"));
+    let again = env.run(&["scrub", folder.to_str().unwrap()]);
+    assert_eq!(again.status, 0, "{}", again.stderr);
+    assert!(again.stdout.contains("no secrets found; nothing changed"));
+    // The backup is not a session: a scan of everything finds nothing.
+    let all = env.run(&["scan", "--json"]);
+    assert_eq!(all.status, 0, "{}", all.stdout);
+    let siblings = std::fs::read_dir(folder.parent().unwrap()).unwrap().count();
+    assert_eq!(siblings, 2, "the folder and its backup, nothing else");
+}

@@ -311,6 +311,12 @@ pub fn sort_paths(paths: &mut Vec<PathBuf>) {
     paths.dedup();
 }
 
+/// What names a backup `agentlog scrub` keeps beside a session
+/// (`<name>.agentlog-backup-<time>`): never a session itself. (A file's
+/// backup no longer ends in its format's extension; a folder's is skipped
+/// by the discovery of formats whose sessions are folders.)
+pub const BACKUP_MARK: &str = ".agentlog-backup-";
+
 /// Helper for formats: returns the subdirectories of `dir` (symlinks to
 /// directories included), sorted. A directory that cannot be listed gives
 /// an empty list and a reported problem; a missing one just an empty list.

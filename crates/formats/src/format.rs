@@ -209,6 +209,15 @@ pub trait Format: Send + Sync {
         false
     }
 
+    /// For a format whose sessions are folders: the folder of the session
+    /// `path` names (the folder, or a file or folder inside it), the one
+    /// [`Format::write_session`]'s paths are relative to. `None` for a
+    /// session that is one file.
+    fn session_folder(&self, path: &Path) -> Option<std::path::PathBuf> {
+        let _ = path;
+        None
+    }
+
     /// Writes `session` in this format, whether one file or a folder, and
     /// reports what the format could not hold: [`Format::write`]'s bytes,
     /// unless the format writes folders.

@@ -11,10 +11,12 @@ use std::process::ExitCode;
 /// FILE.agentlog-backup-<time> (private, never overwritten); the new file
 /// is checked with the format's own reader before it atomically replaces
 /// the old one. Do not scrub a session an agent is still writing: a file
-/// that changes meanwhile is left alone.
+/// that changes meanwhile is left alone. A session stored as a folder (an
+/// OpenHands conversation) is scrubbed file by file, backed up as a
+/// folder, and swapped in whole.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The session file.
+    /// The session file (or a session folder, or a file in one).
     pub file: PathBuf,
     /// Read as this format instead of detecting it.
     #[arg(long, value_name = "FORMAT")]

@@ -109,11 +109,12 @@ impl Format for OpenHandsFormat {
         for root in roots {
             crate::env::note_dir(&root);
             for session in list_dirs(&root) {
-                // (a folder being written, or left by a crash, is hidden)
-                if session
-                    .file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-                {
+                // (a folder being written, or left by a crash, is hidden;
+                // a scrub's backup is named so)
+                if session.file_name().is_some_and(|n| {
+                    let n = n.to_string_lossy();
+                    n.starts_with('.') || n.contains(crate::env::BACKUP_MARK)
+                }) {
                     continue;
                 }
                 let events = session.join(wire::EVENTS);
@@ -162,6 +163,12 @@ impl Format for OpenHandsFormat {
 
     fn write_session(&self, session: &Session) -> Result<(Written, Fidelity), FormatError> {
         write::write(session)
+    }
+
+    /// The session's folder: `conversations/<id>/` (1.x), `sessions/<id>/`
+    /// (0.x), the folder holding `events`.
+    fn session_folder(&self, path: &Path) -> Option<PathBuf> {
+        wire::events_dir(path)?.parent().map(Path::to_path_buf)
     }
 
     /// The CLI continues `~/.openhands/conversations/<id>/` (the id as 32
