@@ -336,6 +336,19 @@ fn openhands_conversations_are_written_as_folders() {
     let source = conversations.join("7f23a88b3ea3474ba9742166c4f14431");
     let events = source.join("events");
     let events = events.to_str().unwrap();
+    // `agentlog CMD SESSION --to openhands -o OUT`, and `extra`.
+    let write = |cmd: &str, session: &str, out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            cmd,
+            session,
+            "--to",
+            "openhands",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        env.run(&args)
+    };
     // A folder is not a stream.
     let r = env.run(&["convert", events, "--to", "openhands"]);
     assert_ne!(r.status, 0);
@@ -346,27 +359,13 @@ fn openhands_conversations_are_written_as_folders() {
     );
     // Written back into its own format: the same files, byte for byte.
     let out = env.home().join("out/conv");
-    let r = env.run(&[
-        "convert",
-        events,
-        "--to",
-        "openhands",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let r = write("convert", events, &out, &[]);
     assert_eq!(r.status, 0, "{}", r.stderr);
     assert!(r.stderr.contains("everything carried over"), "{}", r.stderr);
     assert_eq!(files_in(&out), files_in(&source));
     // Never over a folder already there.
     let opencode = "ses_df5decaf8ffeAqX67SjvHMne1P";
-    let r = env.run(&[
-        "convert",
-        opencode,
-        "--to",
-        "openhands",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let r = write("convert", opencode, &out, &[]);
     assert_ne!(r.status, 0);
     assert!(
         r.stderr.contains("--force replaces the folder"),
@@ -375,15 +374,7 @@ fn openhands_conversations_are_written_as_folders() {
     );
     assert_eq!(files_in(&out), files_in(&source));
     // Unless told to: then another agent's session, whole.
-    let r = env.run(&[
-        "convert",
-        opencode,
-        "--to",
-        "openhands",
-        "-o",
-        out.to_str().unwrap(),
-        "--force",
-    ]);
+    let r = write("convert", opencode, &out, &["--force"]);
     assert_eq!(r.status, 0, "{}", r.stderr);
     assert!(!out.join("base_state.json").exists());
     assert_eq!(
@@ -402,14 +393,7 @@ fn openhands_conversations_are_written_as_folders() {
     }
     // export writes the same folder.
     let exported = env.home().join("out/exported");
-    let r = env.run(&[
-        "export",
-        opencode,
-        "--to",
-        "openhands",
-        "-o",
-        exported.to_str().unwrap(),
-    ]);
+    let r = write("export", opencode, &exported, &[]);
     assert_eq!(r.status, 0, "{}", r.stderr);
     assert_eq!(files_in(&exported), files_in(&out));
 }

@@ -39,6 +39,24 @@ fn text_of(path: &Path) -> String {
     all
 }
 
+/// `agentlog resume FILE --from json --in AGENT --cwd /home/u/project
+/// --json`, and `extra`.
+fn resume_planted(env: &TestEnv, file: &Path, agent: &str, extra: &[&str]) -> common::Run {
+    let mut args = vec![
+        "resume",
+        file.to_str().unwrap(),
+        "--from",
+        "json",
+        "--in",
+        agent,
+        "--cwd",
+        "/home/u/project",
+        "--json",
+    ];
+    args.extend(extra);
+    env.run(&args)
+}
+
 fn validates(path: &Path, format: Option<&str>) {
     let format = match format {
         Some(name) => registry::by_name(name).unwrap(),
@@ -116,18 +134,7 @@ fn resume_redact_writes_no_secret_where_the_agent_looks() {
     let env = TestEnv::new();
     let file = planted_file(&env);
     for agent in ["claude", "codex", "gemini", "pi", "openhands"] {
-        let r = env.run(&[
-            "resume",
-            file.to_str().unwrap(),
-            "--from",
-            "json",
-            "--in",
-            agent,
-            "--redact",
-            "--cwd",
-            "/home/u/project",
-            "--json",
-        ]);
+        let r = resume_planted(&env, &file, agent, &["--redact"]);
         assert_eq!(r.status, 0, "{agent}: {}", r.stderr);
         let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
         let path = PathBuf::from(plan["path"].as_str().unwrap());
@@ -146,17 +153,7 @@ fn plant_everywhere(env: &TestEnv) -> Vec<PathBuf> {
     let file = planted_file(env);
     let mut paths = Vec::new();
     for agent in ["claude", "codex", "gemini", "pi"] {
-        let r = env.run(&[
-            "resume",
-            file.to_str().unwrap(),
-            "--from",
-            "json",
-            "--in",
-            agent,
-            "--cwd",
-            "/home/u/project",
-            "--json",
-        ]);
+        let r = resume_planted(env, &file, agent, &[]);
         assert_eq!(r.status, 0, "{agent}: {}", r.stderr);
         let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
         paths.push(PathBuf::from(plan["path"].as_str().unwrap()));
@@ -267,17 +264,7 @@ fn scrub_refuses_a_binary_database_and_a_directory() {
 fn scrub_rewrites_an_openhands_conversation_folder_whole_keeping_a_backup() {
     let env = TestEnv::new();
     let file = planted_file(&env);
-    let r = env.run(&[
-        "resume",
-        file.to_str().unwrap(),
-        "--from",
-        "json",
-        "--in",
-        "openhands",
-        "--cwd",
-        "/home/u/project",
-        "--json",
-    ]);
+    let r = resume_planted(&env, &file, "openhands", &[]);
     assert_eq!(r.status, 0, "{}", r.stderr);
     std::fs::remove_file(&file).unwrap();
     let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();

@@ -339,6 +339,20 @@ fn tool_line(id: &Option<String>, content: &[Block]) -> Value {
     json!({"role": "tool", "content": text.join("\n"), "tool_call_id": id})
 }
 
+/// The text of the thinking blocks of `m`, one line apart; `None` when it
+/// has none.
+pub(crate) fn thinking_text(m: &Message) -> Option<String> {
+    let parts: Vec<&str> = m
+        .content
+        .iter()
+        .filter_map(|b| match &b.kind {
+            BlockKind::Thinking { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("\n"))
+}
+
 /// How an agent's chat messages carry the model's reasoning.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Reasoning {

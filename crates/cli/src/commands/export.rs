@@ -121,12 +121,24 @@ pub fn write_written(
         Existing::Refuse
     };
     let exists = !force && path.symlink_metadata().is_ok();
-    write_folder(path, files, existing)
+    let written = write_folder(path, files, existing);
+    force_hint(written.map_err(anyhow::Error::from), path, exists, "folder")
+}
+
+/// `result` of writing `path`, an error saying that it was there and that
+/// --force replaces the `what` (file, folder) when it `existed`.
+fn force_hint<T>(
+    result: anyhow::Result<T>,
+    path: &Path,
+    existed: bool,
+    what: &str,
+) -> anyhow::Result<T> {
+    result
         .with_context(|| format!("writing {}", path.display()))
         .map_err(|e| {
-            if exists {
+            if existed {
                 e.context(format!(
-                    "{} exists: --force replaces the folder (atomically)",
+                    "{} exists: --force replaces the {what} (atomically)",
                     path.display()
                 ))
             } else {
@@ -190,18 +202,7 @@ pub fn write_output<T>(
                 Existing::Refuse
             };
             let exists = !force && path.symlink_metadata().is_ok();
-            write_file_with(path, existing, write)
-                .with_context(|| format!("writing {}", path.display()))
-                .map_err(|e| {
-                    if exists {
-                        e.context(format!(
-                            "{} exists: --force replaces it (atomically)",
-                            path.display()
-                        ))
-                    } else {
-                        e
-                    }
-                })
+            force_hint(write_file_with(path, existing, write), path, exists, "file")
         }
     }
 }

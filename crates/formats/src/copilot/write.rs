@@ -2,6 +2,7 @@
 
 use super::read::{joined_text, NO_PARENT, SYNTHETIC_ID};
 use super::{copilot_session_id, FORMAT_NAME};
+use crate::chat::thinking_text;
 use crate::{Fidelity, FormatError};
 use agentlog_model::{BlockKind, Entry, EntryKind, Message, Role, Session, Timestamp};
 use serde_json::{json, Map, Value};
@@ -147,18 +148,6 @@ fn message_data(m: &Message, native_type: Option<&str>) -> (&'static str, Map<St
             ("assistant.message", data)
         }
     }
-}
-
-fn thinking_text(m: &Message) -> Option<String> {
-    let parts: Vec<&str> = m
-        .content
-        .iter()
-        .filter_map(|b| match &b.kind {
-            BlockKind::Thinking { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    (!parts.is_empty()).then(|| parts.join("\n"))
 }
 
 /// Puts the thinking, text and tool calls of `m` into assistant `data`.

@@ -299,7 +299,7 @@ impl Writer<'_> {
                 _ => content.extend(self.part(b, &e.id, false)),
             }
         }
-        let reasoning = (!reasoning.is_empty()).then(|| reasoning.join("\n\n"));
+        let reasoning = (!reasoning.is_empty()).then(|| reasoning.join("\n"));
         if calls.is_empty() {
             if !content.is_empty() || reasoning.is_some() {
                 let mut message = json!({"role": "assistant", "content": content});
@@ -370,15 +370,7 @@ impl Writer<'_> {
 
 /// Puts a message's thinking back as `reasoning_content`.
 fn put_reasoning(obj: &mut Map<String, Value>, m: &Message) {
-    let text: Vec<&str> = m
-        .content
-        .iter()
-        .filter_map(|b| match &b.kind {
-            BlockKind::Thinking { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    if !text.is_empty() {
-        obj.insert("reasoning_content".into(), text.join("\n\n").into());
+    if let Some(text) = crate::chat::thinking_text(m) {
+        obj.insert("reasoning_content".into(), text.into());
     }
 }
