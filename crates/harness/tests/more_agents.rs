@@ -1359,6 +1359,117 @@ fn openhands_resumes_a_session_agentlog_converted() {
     );
 }
 
+/// The session the OpenHands loader test writes: a system prompt, a
+/// prompt with an image, an answer with thinking, text and two calls, their
+/// results (one an error), the last answer.
+fn rich_session() -> Session {
+    use agentlog_model::{Block, Entry, EntryKind, Message, SessionMeta};
+    let mut s = Session::new(SessionMeta::new("rich-1", agentlog_model::Agent::Claude));
+    s.meta.format = Some("claude".into());
+    let mut push = |id: &str, m: Message| {
+        let mut e = Entry::new(id, s.leaf_id.clone(), EntryKind::Message(m));
+        e.timestamp = Some(agentlog_model::Timestamp::Text(
+            "2026-11-26T10:00:00.000Z".into(),
+        ));
+        s.push(e);
+    };
+    let mut system = Message::text(Role::System, "You are a careful agent.");
+    system.injected = Some("system_prompt".into());
+    push("e0", system);
+    let mut prompt = Message::text(Role::User, "Look at this");
+    prompt.content.push(Block {
+        kind: BlockKind::Image {
+            media_type: Some("image/png".into()),
+            data: Some("iVBORw0KGgo=".into()),
+            url: None,
+        },
+        extra: Default::default(),
+    });
+    push("e1", prompt);
+    let mut answer = Message::new(Role::Assistant);
+    answer.content = vec![
+        Block::thinking("Two at once.", None),
+        Block::text("I will run two commands."),
+        Block::tool_call(Some("c1".into()), "bash", json!({"command": "ls"})),
+        Block::tool_call(Some("c2".into()), "bash", json!({"command": "false"})),
+    ];
+    push("e2", answer);
+    let mut results = Message::new(Role::User);
+    results.content = vec![
+        Block::tool_result(Some("c1".into()), vec![Block::text("README")], false),
+        Block::tool_result(Some("c2".into()), vec![Block::text("exit 1")], true),
+    ];
+    push("e3", results);
+    push("e4", Message::text(Role::Assistant, "Done."));
+    s
+}
+
+#[test]
+fn openhands_loads_every_event_agentlog_writes() {
+    let Some(bin) = cli("openhands1", "venv/bin/openhands") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("conversation");
+    let f = registry::by_name("openhands").unwrap();
+    let (written, fidelity) = f.write_session(&rich_session()).unwrap();
+    written.write_plain(&folder).unwrap();
+    assert_eq!(
+        fidelity
+            .losses
+            .iter()
+            .map(|l| l.what.as_str())
+            .collect::<Vec<_>>(),
+        ["system prompt (OpenHands continues another agent's session without one)"]
+    );
+    // OpenHands' own loader reads each event file, and its own conversion
+    // gives the messages it would send the model.
+    let script = r#"
+import glob, json, os, sys
+from openhands.sdk.event import Event
+from openhands.sdk.event.base import LLMConvertibleEvent
+files = sorted(glob.glob(os.path.join(sys.argv[1], "events", "event-*.json")))
+events = [Event.model_validate_json(open(f).read()) for f in files]
+llm = [e for e in events if isinstance(e, LLMConvertibleEvent)]
+out = []
+for m in LLMConvertibleEvent.events_to_messages(llm):
+    out.append({
+        "role": m.role,
+        "text": "".join(c.text for c in m.content if getattr(c, "type", "") == "text"),
+        "images": [u for c in m.content if getattr(c, "type", "") == "image" for u in c.image_urls],
+        "calls": [[t.id, t.name, json.loads(t.arguments)] for t in (m.tool_calls or [])],
+        "tool_call_id": m.tool_call_id,
+        "reasoning": m.reasoning_content,
+    })
+print(json.dumps({"events": len(events), "messages": out}))
+"#;
+    let mut c = Command::new(bin.parent().unwrap().join("python"));
+    c.args(["-c", script])
+        .arg(&folder)
+        .env("LITELLM_LOCAL_MODEL_COST_MAP", "True");
+    let out = run(c, "the OpenHands loader");
+    let got: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(got["events"], 6);
+    let msg = |role: &str, text: &str| {
+        json!({"role": role, "text": text, "images": [], "calls": [],
+               "tool_call_id": null, "reasoning": null})
+    };
+    let mut prompt = msg("user", "Look at this");
+    prompt["images"] = json!(["data:image/png;base64,iVBORw0KGgo="]);
+    let mut calls = msg("assistant", "I will run two commands.");
+    calls["calls"] = json!([["c1", "bash", {"command": "ls"}],
+                            ["c2", "bash", {"command": "false"}]]);
+    calls["reasoning"] = json!("Two at once.");
+    let mut ok = msg("tool", "README");
+    ok["tool_call_id"] = json!("c1");
+    let mut failed = msg("tool", "[An error occurred during execution.]\nexit 1");
+    failed["tool_call_id"] = json!("c2");
+    assert_eq!(
+        got["messages"],
+        json!([prompt, calls, ok, failed, msg("assistant", "Done.")])
+    );
+}
+
 #[test]
 fn openhands_cli_conversations_are_read_and_resumed() {
     let Some(bin) = cli("openhands1", "venv/bin/openhands") else {
