@@ -173,8 +173,15 @@ fn main() -> ExitCode {
         Err(err) if out::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             crate::eprintln_clean!("agentlog: error: {err}");
+            // A cause the line above ends with (`PATH: CAUSE`, then
+            // `CAUSE`) is not said twice.
+            let mut said = err.to_string();
             for cause in err.chain().skip(1) {
-                crate::eprintln_clean!("  caused by: {cause}");
+                let text = cause.to_string();
+                if !said.ends_with(&text) {
+                    crate::eprintln_clean!("  caused by: {text}");
+                }
+                said = text;
             }
             if let Some(hint) = hint(&err) {
                 crate::eprintln_clean!("  hint: {hint}");

@@ -434,3 +434,23 @@ fn converting_to_a_transcript_points_at_export_and_is_a_usage_error() {
         r.stderr
     );
 }
+
+#[test]
+fn an_error_says_each_cause_once() {
+    let (env, p) = env_with_session();
+    let out = env.write("taken.json", b"mine");
+    let r = env.run(&["convert", &p, "--to", "json", "-o", out.to_str().unwrap()]);
+    assert_eq!(r.status, 1, "{}", r.stderr);
+    assert_eq!(
+        r.stderr.matches("already exists").count(),
+        1,
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("--force replaces the file"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), b"mine");
+}

@@ -36,7 +36,17 @@ pub(super) fn write(session: &Session) -> Result<(Written, Fidelity), FormatErro
         events: Vec::new(),
         calls: HashMap::new(),
     };
-    let own = session.meta.format.as_deref() == Some(FORMAT_NAME);
+    // A 1.x conversation (an older event store is written as another
+    // agent's session would be).
+    let own = session.meta.format.as_deref() == Some(FORMAT_NAME)
+        && (session.meta.extra.contains_key("base_state")
+            || session.entries.iter().any(|e| {
+                let kind = match &e.kind {
+                    EntryKind::Event { payload, .. } => payload.get("kind"),
+                    _ => e.extra.get("kind"),
+                };
+                kind.is_some_and(Value::is_string)
+            }));
     for e in session.active_branch() {
         // An event read from a 1.x conversation goes back as it was.
         if own {
