@@ -1360,8 +1360,9 @@ fn openhands_resumes_a_session_agentlog_converted() {
 }
 
 /// The session the OpenHands loader test writes: a system prompt, a
-/// prompt with an image, an answer with thinking, text and two calls, their
-/// results (one an error), the last answer.
+/// prompt with an image, an answer with thinking, text, an image and two
+/// calls, their results (one in a tool message of two parts, an error),
+/// the last answer.
 fn rich_session() -> Session {
     use agentlog_model::{Block, Entry, EntryKind, Message, SessionMeta};
     let mut s = Session::new(SessionMeta::new("rich-1", agentlog_model::Agent::Claude));
@@ -1390,17 +1391,31 @@ fn rich_session() -> Session {
     answer.content = vec![
         Block::thinking("Two at once.", None),
         Block::text("I will run two commands."),
+        Block {
+            kind: BlockKind::Image {
+                media_type: Some("image/png".into()),
+                data: Some("iVBORw0KGgo=".into()),
+                url: None,
+            },
+            extra: Default::default(),
+        },
         Block::tool_call(Some("c1".into()), "bash", json!({"command": "ls"})),
         Block::tool_call(Some("c2".into()), "bash", json!({"command": "false"})),
     ];
     push("e2", answer);
     let mut results = Message::new(Role::User);
-    results.content = vec![
-        Block::tool_result(Some("c1".into()), vec![Block::text("README")], false),
-        Block::tool_result(Some("c2".into()), vec![Block::text("exit 1")], true),
-    ];
+    results.content = vec![Block::tool_result(
+        Some("c1".into()),
+        vec![Block::text("README")],
+        false,
+    )];
     push("e3", results);
-    push("e4", Message::text(Role::Assistant, "Done."));
+    let mut failed = Message::new(Role::Tool);
+    failed.tool_call_id = Some("c2".into());
+    failed.is_error = Some(true);
+    failed.content = vec![Block::text("exit 1"), Block::text(" (failed)")];
+    push("e4", failed);
+    push("e5", Message::text(Role::Assistant, "Done."));
     s
 }
 
@@ -1420,7 +1435,10 @@ fn openhands_loads_every_event_agentlog_writes() {
             .iter()
             .map(|l| l.what.as_str())
             .collect::<Vec<_>>(),
-        ["system prompt (OpenHands continues another agent's session without one)"]
+        [
+            "system prompt (OpenHands continues another agent's session without one)",
+            "image in an answer that calls a tool"
+        ]
     );
     // OpenHands' own loader reads each event file, and its own conversion
     // gives the messages it would send the model.
@@ -1462,7 +1480,10 @@ print(json.dumps({"events": len(events), "messages": out}))
     calls["reasoning"] = json!("Two at once.");
     let mut ok = msg("tool", "README");
     ok["tool_call_id"] = json!("c1");
-    let mut failed = msg("tool", "[An error occurred during execution.]\nexit 1");
+    let mut failed = msg(
+        "tool",
+        "[An error occurred during execution.]\nexit 1 (failed)",
+    );
     failed["tool_call_id"] = json!("c2");
     assert_eq!(
         got["messages"],

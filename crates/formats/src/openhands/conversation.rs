@@ -235,6 +235,16 @@ pub(super) fn part_value(b: &Block, own: bool) -> Option<Value> {
     }
 }
 
+/// Takes `key` out of `m` when it is a list (of content parts); anything
+/// else stays in `m`, kept as it was.
+fn take_list(m: &mut Map<String, Value>, key: &str) -> Option<Value> {
+    if m.get(key).is_some_and(Value::is_array) {
+        m.remove(key)
+    } else {
+        None
+    }
+}
+
 /// Takes `key` out of `m` when it is a non-empty string: the model's
 /// reasoning, which becomes a thinking block.
 fn take_reasoning(m: &mut Map<String, Value>) -> Option<Block> {
@@ -293,7 +303,7 @@ fn entry(
             // The text is in the entry; the rest of the message is kept.
             if let Some(Value::Object(lm)) = ev.get_mut("llm_message") {
                 m.content.extend(take_reasoning(lm));
-                m.content.extend(parts(lm.remove("content")));
+                m.content.extend(parts(take_list(lm, "content")));
             }
             take_usage(&ev, &mut m);
             EntryKind::Message(m)
@@ -301,13 +311,7 @@ fn entry(
         "ActionEvent" => {
             let mut m = Message::new(Role::Assistant);
             m.content.extend(take_reasoning(&mut ev));
-            match ev.remove("thought") {
-                Some(t @ Value::Array(_)) => m.content.extend(parts(Some(t))),
-                Some(other) => {
-                    ev.insert("thought".into(), other);
-                }
-                None => {}
-            }
+            m.content.extend(parts(take_list(&mut ev, "thought")));
             let call = ev.get("tool_call").cloned().unwrap_or(Value::Null);
             let call_id = call
                 .get("id")
@@ -337,7 +341,7 @@ fn entry(
                 .and_then(Value::as_str)
                 .map(str::to_string);
             let mut content = match ev.get_mut("observation") {
-                Some(Value::Object(o)) => parts(o.remove("content")),
+                Some(Value::Object(o)) => parts(take_list(o, "content")),
                 _ => Vec::new(),
             };
             let obs = ev.get("observation");

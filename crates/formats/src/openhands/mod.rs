@@ -168,7 +168,22 @@ impl Format for OpenHandsFormat {
     /// The session's folder: `conversations/<id>/` (1.x), `sessions/<id>/`
     /// (0.x), the folder holding `events`.
     fn session_folder(&self, path: &Path) -> Option<PathBuf> {
-        wire::events_dir(path)?.parent().map(Path::to_path_buf)
+        let path = std::path::absolute(path).ok()?;
+        wire::events_dir(&path)?.parent().map(Path::to_path_buf)
+    }
+
+    /// `base_state.json` and the event files in `events/` (`event-<n>-<id>.json`
+    /// in 1.x, `<n>.json` in 0.x).
+    fn is_session_file(&self, rel: &Path) -> bool {
+        if rel == Path::new(conversation::BASE_STATE) {
+            return true;
+        }
+        let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        rel.parent() == Some(Path::new(wire::EVENTS))
+            && (conversation::event_number(name).is_some()
+                || name
+                    .strip_suffix(".json")
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
     }
 
     /// The CLI continues `~/.openhands/conversations/<id>/` (the id as 32

@@ -94,9 +94,10 @@ fn to_json(v: &Value) -> Result<Vec<u8>, FormatError> {
 }
 
 /// True when `id` can name an event file: OpenHands finds its events by
-/// names matching `event-<5 digits>-<hex and dashes, 8 or more>.json`.
+/// names matching `event-<5 digits>-<hex and dashes, 8 or more>.json` (and
+/// a file name has a limit; a UUID has 36).
 fn is_event_id(id: &str) -> bool {
-    id.len() >= 8 && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+    (8..=128).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
 }
 
 struct Writer<'a> {
@@ -142,18 +143,27 @@ impl Writer<'_> {
                         p.insert("text".into(), text.into());
                     }
                 }
+                // (a field the reader kept, not being a list of parts,
+                // stays as it was)
                 "MessageEvent" => {
                     if let Some(Value::Object(lm)) = ev.get_mut("llm_message") {
                         put_reasoning(lm, m);
-                        lm.insert("content".into(), self.own_parts(m, &e.id));
+                        if !lm.contains_key("content") {
+                            lm.insert("content".into(), self.own_parts(m, &e.id));
+                        }
                     }
                 }
                 "ActionEvent" => {
                     put_reasoning(&mut ev, m);
-                    ev.insert("thought".into(), self.own_parts(m, &e.id));
+                    if !ev.contains_key("thought") {
+                        ev.insert("thought".into(), self.own_parts(m, &e.id));
+                    }
                 }
                 _ => {
-                    if let Some(Value::Object(o)) = ev.get_mut("observation") {
+                    if let Some(Value::Object(o)) = ev
+                        .get_mut("observation")
+                        .filter(|o| o.get("content").is_none())
+                    {
                         let content = m.content.iter().find_map(|b| match &b.kind {
                             BlockKind::ToolResult { content, .. } => Some(content),
                             _ => None,
@@ -226,6 +236,21 @@ impl Writer<'_> {
 
     /// A prompt (its text and images) and the tool results it carries.
     fn user(&mut self, e: &Entry, m: &Message) {
+        // A tool message's text and images are its call's one result.
+        if m.role == Role::Tool
+            && !m
+                .content
+                .iter()
+                .any(|b| matches!(b.kind, BlockKind::ToolResult { .. }))
+        {
+            self.result(
+                e,
+                m.tool_call_id.as_ref(),
+                &m.content,
+                m.is_error == Some(true),
+            );
+            return;
+        }
         let mut content = Vec::new();
         for b in &m.content {
             match &b.kind {
@@ -236,15 +261,6 @@ impl Writer<'_> {
                 } => {
                     let call = tool_call_id.as_ref().or(m.tool_call_id.as_ref());
                     self.result(e, call, result, *is_error || m.is_error == Some(true));
-                }
-                // A tool message's text is its call's result.
-                BlockKind::Text { .. } if m.role == Role::Tool => {
-                    self.result(
-                        e,
-                        m.tool_call_id.as_ref(),
-                        std::slice::from_ref(b),
-                        m.is_error == Some(true),
-                    );
                 }
                 _ => content.extend(self.part(b, &e.id, false)),
             }
@@ -327,7 +343,16 @@ impl Writer<'_> {
         }
         // One response: its text and reasoning go with its first call.
         let response = format!("agentlog-{}", self.id(&e.id, usize::MAX));
-        let mut thought = Some((content, reasoning));
+        // A call's `thought` holds text only (OpenHands refuses an image
+        // there).
+        let (texts, others): (Vec<Value>, Vec<Value>) = content
+            .into_iter()
+            .partition(|p| p.get("type").and_then(Value::as_str) == Some("text"));
+        if !others.is_empty() {
+            self.fidelity
+                .lost("image in an answer that calls a tool", Some(&e.id));
+        }
+        let mut thought = Some((texts, reasoning));
         for (k, (id, name, input)) in calls.into_iter().enumerate() {
             let call_id = id.clone().unwrap_or_else(|| format!("call_{}_{k}", e.id));
             let arguments = match input {
@@ -382,5 +407,108 @@ impl Writer<'_> {
 fn put_reasoning(obj: &mut Map<String, Value>, m: &Message) {
     if let Some(text) = crate::chat::thinking_text(m) {
         obj.insert("reasoning_content".into(), text.into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::Format;
+
+    /// Writes `events` as a 1.x conversation with a state file, reads it,
+    /// and writes it back: each file the same JSON value.
+    fn round_trip(events: &[Value]) {
+        let dir = tempfile::tempdir().unwrap();
+        let conv = dir.path().join("c1");
+        let mut files = vec![(PathBuf::from(BASE_STATE), br#"{"id":"c1"}"#.to_vec())];
+        for (n, ev) in events.iter().enumerate() {
+            let id = ev["id"].as_str().unwrap();
+            let name = format!("event-{n:05}-{id}.json");
+            files.push((
+                PathBuf::from(EVENTS).join(name),
+                ev.to_string().into_bytes(),
+            ));
+        }
+        Written::Folder(files.clone()).write_plain(&conv).unwrap();
+        let read = super::super::FORMAT.read_path(&conv).unwrap();
+        let (Written::Folder(back), fidelity) = write(&read.session).unwrap() else {
+            panic!("one file");
+        };
+        assert!(fidelity.is_lossless(), "{fidelity}");
+        assert_eq!(back.len(), files.len());
+        for ((p, a), (q, b)) in files.iter().zip(&back) {
+            assert_eq!(p, q);
+            let (a, b): (Value, Value) = (
+                serde_json::from_slice(a).unwrap(),
+                serde_json::from_slice(b).unwrap(),
+            );
+            assert_eq!(a, b, "{}", p.display());
+        }
+    }
+
+    #[test]
+    fn fields_that_are_not_lists_of_parts_come_back_as_they_were() {
+        round_trip(&[
+            json!({"kind": "MessageEvent", "id": "0000000a-aaaa", "source": "user",
+                   "llm_message": {"role": "user", "content": "a plain string"}}),
+            json!({"kind": "ActionEvent", "id": "0000000b-bbbb", "source": "agent",
+                   "thought": "not a list", "reasoning_content": "",
+                   "tool_name": "terminal", "tool_call_id": "c1",
+                   "tool_call": {"id": "c1", "name": "terminal", "arguments": "{}"},
+                   "llm_response_id": "r1"}),
+            json!({"kind": "ObservationEvent", "id": "0000000c-cccc", "source": "environment",
+                   "tool_name": "terminal", "tool_call_id": "c1", "action_id": "0000000b-bbbb",
+                   "observation": {"kind": "ExecuteBashObservation", "content": null}}),
+            json!({"kind": "MessageEvent", "id": "0000000d-dddd", "source": "agent",
+                   "llm_message": {"role": "assistant", "reasoning_content": "why",
+                                   "content": [{"type": "text", "text": "ok", "cache_prompt": false},
+                                               {"type": "image", "image_urls": ["a", "b"]}]}}),
+        ]);
+    }
+
+    #[test]
+    fn a_tool_message_is_one_result_and_an_answers_image_is_not_a_thought() {
+        use agentlog_model::{Agent, SessionMeta};
+        let mut s = Session::new(SessionMeta::new("s1", Agent::Codex));
+        let mut call = Message::text(Role::Assistant, "Looking.");
+        call.content.push(Block {
+            kind: BlockKind::Image {
+                media_type: Some("image/png".into()),
+                data: Some("AAAA".into()),
+                url: None,
+            },
+            extra: Default::default(),
+        });
+        call.content.push(Block::tool_call(
+            Some("c1".into()),
+            "shell",
+            json!({"cmd": "ls"}),
+        ));
+        let mut result = Message::new(Role::Tool);
+        result.tool_call_id = Some("c1".into());
+        result.content = vec![Block::text("a"), Block::text("b")];
+        for (id, m) in [("e1", call), ("e2", result)] {
+            s.push(Entry::new(id, s.leaf_id.clone(), EntryKind::Message(m)));
+        }
+        let (Written::Folder(files), fidelity) = write(&s).unwrap() else {
+            panic!("one file");
+        };
+        let events: Vec<Value> = files
+            .iter()
+            .map(|(_, b)| serde_json::from_slice(b).unwrap())
+            .collect();
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert_eq!(
+            events[0]["thought"],
+            json!([{"type": "text", "text": "Looking."}])
+        );
+        assert_eq!(
+            events[1]["observation"]["content"],
+            json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}])
+        );
+        assert_eq!(events[1]["action_id"], events[0]["id"]);
+        let lost: Vec<&str> = fidelity.losses.iter().map(|l| l.what.as_str()).collect();
+        assert_eq!(lost, ["image in an answer that calls a tool"]);
     }
 }
