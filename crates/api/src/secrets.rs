@@ -6,8 +6,8 @@
 //! file, writes the new file atomically, and refuses when the result would
 //! read worse than the original or the file changed meanwhile. A session
 //! stored as a folder of files (an OpenHands conversation) is scrubbed
-//! file by file and written back as a whole folder, its backup a folder
-//! beside it.
+//! file by file, each changed file replaced atomically, the originals of
+//! those kept in a backup folder beside it.
 //!
 //! ```
 //! use agentlog_api::secrets::{scan, ScanParams};
@@ -24,7 +24,7 @@
 use crate::list::{par_map, read_found};
 use crate::{ApiError, Settings};
 use agentlog_formats::discover::{discover_report, Found};
-use agentlog_formats::{registry, Format, Read, Severity};
+use agentlog_formats::{registry, Format, Read, Severity, Written};
 use agentlog_redact::{Finding, Redactor, Report};
 use agentlog_store::snapshot::{create_private, write_atomic, write_folder, Existing};
 use serde::Serialize;
@@ -210,10 +210,13 @@ pub fn scrub(path: &Path, from: Option<&str>, dry_run: bool) -> Result<Scrubbed,
 }
 
 /// [`scrub`] of a session stored as the folder `folder`, named by `path`
-/// (the folder or something in it): every file scrubbed as text, the
-/// result read back (from a hidden copy beside the folder) as well as the
-/// original reads, the original kept as a backup folder, and the new
-/// folder swapped in whole.
+/// (the folder or something in it): each of the session's own files
+/// ([`Format::is_session_file`]; nothing else in the folder is read or
+/// changed) scrubbed as text, the result read back from a hidden copy
+/// beside the folder as well as the original reads, the originals of the
+/// files that change kept in a backup folder beside it, and each of those
+/// files replaced atomically (every file valid at every moment; a file an
+/// agent adds meanwhile is left alone).
 fn scrub_folder(
     format: &'static dyn Format,
     path: &Path,
@@ -221,7 +224,10 @@ fn scrub_folder(
     dry_run: bool,
 ) -> Result<Scrubbed, ApiError> {
     let refuse = |message: String| ApiError::io(folder, std::io::Error::other(message));
-    let files = folder_files(folder, Path::new(""))?;
+    let files = session_files(format, folder, Path::new(""))?;
+    if files.is_empty() {
+        return Err(refuse(format!("holds no {} session files", format.name())));
+    }
     let redactor = Redactor::builtin().map_err(redact_error)?;
     let mut report = Report::default();
     let mut scrubbed = Vec::new();
@@ -239,6 +245,7 @@ fn scrub_folder(
         scrubbed.push((rel.clone(), new));
     }
     // The session as read from the folder it is in, `path` inside it.
+    let path = std::path::absolute(path).map_err(|e| ApiError::io(path, e))?;
     let inside = path.strip_prefix(folder).unwrap_or(Path::new(""));
     let read = |dir: &Path| -> Result<(usize, usize, Read), ApiError> {
         let read = format.read_path(&dir.join(inside))?;
@@ -254,11 +261,17 @@ fn scrub_folder(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let check = folder.with_file_name(format!(".{name}.agentlog-check-{}", std::process::id()));
-    write_folder(&check, &scrubbed, Existing::Refuse)?;
-    let back = read(&check);
-    let _ = std::fs::remove_dir_all(&check);
-    let (new_errors, new_entries, back) = back?;
+    let parent = folder.parent().unwrap_or(Path::new("."));
+    // (removed when dropped)
+    let check = tempfile::Builder::new()
+        .prefix(&format!(".{name}.agentlog-check-"))
+        .tempdir_in(parent)
+        .map_err(|e| ApiError::io(parent, e))?;
+    Written::Folder(scrubbed.clone())
+        .write_plain(check.path())
+        .map_err(|e| ApiError::io(check.path(), e))?;
+    let (new_errors, new_entries, back) = read(check.path())?;
+    drop(check);
     if new_errors > old_errors || new_entries != old_entries {
         return Err(refuse(format!(
             "the scrubbed folder would not read back as {} ({new_errors} errors instead of {old_errors}, {new_entries} entries instead of {old_entries}); nothing changed",
@@ -269,14 +282,25 @@ fn scrub_folder(
     let write = !report.is_empty() && !dry_run;
     let mut backup = None;
     if write {
-        if folder_files(folder, Path::new(""))? != files {
-            return Err(refuse(
-                "changed while being scrubbed (is an agent writing it?); nothing changed".into(),
-            ));
+        let changed: Vec<usize> = (0..files.len())
+            .filter(|&i| files[i].1 != scrubbed[i].1)
+            .collect();
+        for &i in &changed {
+            let p = folder.join(&files[i].0);
+            if agentlog_formats::input::read_file(&p)? != files[i].1 {
+                return Err(refuse(format!(
+                    "{} changed while being scrubbed (is an agent writing it?); nothing changed",
+                    files[i].0.display()
+                )));
+            }
         }
         let b = backup_path(folder);
-        write_folder(&b, &files, Existing::Refuse)?;
-        write_folder(folder, &scrubbed, Existing::Replace)?;
+        let originals: Vec<(PathBuf, Vec<u8>)> =
+            changed.iter().map(|&i| files[i].clone()).collect();
+        write_folder(&b, &originals, Existing::Refuse)?;
+        for &i in &changed {
+            write_atomic(&folder.join(&scrubbed[i].0), &scrubbed[i].1)?;
+        }
         backup = Some(b);
     }
     Ok(Scrubbed {
@@ -289,10 +313,14 @@ fn scrub_folder(
     })
 }
 
-/// The files under `dir` (at `rel` inside the session's folder), sorted,
-/// with their bytes; anything but files and folders (a symbolic link, a
-/// device) is an error, as the scrubbed folder could not hold it.
-fn folder_files(dir: &Path, rel: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>, ApiError> {
+/// The session's own files under `dir` (at `rel` inside the session's
+/// folder), sorted, with their bytes; other files and folders are passed
+/// over, and so is anything that is not a plain file or folder.
+fn session_files(
+    format: &dyn Format,
+    dir: &Path,
+    rel: &Path,
+) -> Result<Vec<(PathBuf, Vec<u8>)>, ApiError> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).map_err(|e| ApiError::io(dir, e))? {
         let e = e.map_err(|e| ApiError::io(dir, e))?;
@@ -300,14 +328,9 @@ fn folder_files(dir: &Path, rel: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>, ApiEr
         let t = e.file_type().map_err(|e| ApiError::io(&p, e))?;
         let r = rel.join(e.file_name());
         if t.is_dir() {
-            out.extend(folder_files(&p, &r)?);
-        } else if t.is_file() {
+            out.extend(session_files(format, &p, &r)?);
+        } else if t.is_file() && format.is_session_file(&r) {
             out.push((r, agentlog_formats::input::read_file(&p)?));
-        } else {
-            return Err(ApiError::io(
-                &p,
-                std::io::Error::other("not a file or folder; the session folder is left as it is"),
-            ));
         }
     }
     out.sort();

@@ -373,6 +373,17 @@ fn openhands_conversations_are_written_as_folders() {
         r.stderr
     );
     assert_eq!(files_in(&out), files_in(&source));
+    // --force replaces a session's folder, never any other folder.
+    let mine = env.write("src/main.rs", b"fn main() {}");
+    let src = mine.parent().unwrap();
+    let r = write("convert", opencode, src, &["--force"]);
+    assert_ne!(r.status, 0);
+    assert!(
+        r.stderr.contains("not a openhands session folder"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read(&mine).unwrap(), b"fn main() {}");
     // Unless told to: then another agent's session, whole.
     let r = write("convert", opencode, &out, &["--force"]);
     assert_eq!(r.status, 0, "{}", r.stderr);

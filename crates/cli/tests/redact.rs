@@ -261,7 +261,7 @@ fn scrub_refuses_a_binary_database_and_a_directory() {
 }
 
 #[test]
-fn scrub_rewrites_an_openhands_conversation_folder_whole_keeping_a_backup() {
+fn scrub_rewrites_an_openhands_conversations_own_files_keeping_a_backup() {
     let env = TestEnv::new();
     let file = planted_file(&env);
     let r = resume_planted(&env, &file, "openhands", &[]);
@@ -270,6 +270,11 @@ fn scrub_rewrites_an_openhands_conversation_folder_whole_keeping_a_backup() {
     let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     let folder = PathBuf::from(plan["path"].as_str().unwrap());
     let original = text_of(&folder);
+    // A file of someone else's in the folder is not the session's: it is
+    // neither read nor changed.
+    let (_, secret) = &all_secrets(SEED)[0];
+    let notes = folder.join("notes.txt");
+    std::fs::write(&notes, format!("key {secret}\n")).unwrap();
     assert!(!leaks(&original, SEED).is_empty());
     let format = registry::by_name("openhands").unwrap();
     let entries = format.read_path(&folder).unwrap().session.entries.len();
@@ -283,8 +288,20 @@ fn scrub_rewrites_an_openhands_conversation_folder_whole_keeping_a_backup() {
     assert_eq!(outcome["path"], folder.to_str().unwrap());
     assert_eq!(outcome["remaining"]["findings"], serde_json::json!([]));
     let backup = PathBuf::from(outcome["backup"].as_str().unwrap());
-    assert_eq!(text_of(&backup), original, "backup is the original");
+    // The backup holds the originals of the files that changed.
+    assert!(!leaks(&text_of(&backup), SEED).is_empty());
+    for e in std::fs::read_dir(backup.join("events")).unwrap() {
+        let e = e.unwrap();
+        let now = std::fs::read(folder.join("events").join(e.file_name())).unwrap();
+        assert_ne!(std::fs::read(e.path()).unwrap(), now);
+    }
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        format!("key {secret}\n")
+    );
+    std::fs::remove_file(&notes).unwrap();
     no_leaks("scrubbed folder", &text_of(&folder));
+    assert_ne!(text_of(&folder), original);
     let back = format.read_path(&folder).unwrap();
     assert_eq!(back.session.entries.len(), entries);
     validates(&folder, Some("openhands"));

@@ -52,9 +52,10 @@ impl Written {
     }
 
     /// Writes the file, or the folder with the folders inside it, at
-    /// `path` with plain writes that replace what is there: for scratch
-    /// copies and tests. (agentlog's commands write through
-    /// `agentlog_store`, whole or not at all, and never over a session.)
+    /// `path` with plain writes (a file there is replaced; a folder's other
+    /// files are left as they are): for scratch copies and tests.
+    /// (agentlog's commands write through `agentlog_store`, whole or not at
+    /// all, and never over a session.)
     pub fn write_plain(&self, path: &Path) -> std::io::Result<()> {
         match self {
             Written::File(b) => std::fs::write(path, b),
@@ -216,6 +217,38 @@ pub trait Format: Send + Sync {
     fn session_folder(&self, path: &Path) -> Option<std::path::PathBuf> {
         let _ = path;
         None
+    }
+
+    /// For a format whose sessions are folders: true when the file at `rel`,
+    /// a path inside a session's folder, is one of the session's own files
+    /// (the ones its reader reads): `scrub` rewrites these and no other.
+    fn is_session_file(&self, rel: &Path) -> bool {
+        let _ = rel;
+        false
+    }
+
+    /// True when `dir` holds a session of this format and nothing else:
+    /// only files [`Format::is_session_file`] names, at least one. A folder
+    /// `--force` may replace.
+    fn is_session_folder(&self, dir: &Path) -> bool {
+        fn walk(f: &(impl Format + ?Sized), root: &Path, dir: &Path, n: &mut usize) -> bool {
+            let Ok(rd) = std::fs::read_dir(dir) else {
+                return false;
+            };
+            rd.flatten().all(|e| {
+                let p = e.path();
+                match e.file_type() {
+                    Ok(t) if t.is_dir() => walk(f, root, &p, n),
+                    Ok(t) if t.is_file() => {
+                        *n += 1;
+                        p.strip_prefix(root).is_ok_and(|rel| f.is_session_file(rel))
+                    }
+                    _ => false,
+                }
+            })
+        }
+        let mut n = 0;
+        walk(self, dir, dir, &mut n) && n > 0
     }
 
     /// Writes `session` in this format, whether one file or a folder, and

@@ -233,9 +233,11 @@ where
 /// error). With [`Existing::Refuse`] anything at `path` is an error and is
 /// never replaced (on Linux the move itself refuses, so a folder made there
 /// meanwhile is safe too); with [`Existing::Replace`] a folder there is
-/// swapped for the new one (atomically on Linux) and then removed, and
-/// anything else there is an error. On failure `path` is as it was and the
-/// temp folder is removed.
+/// swapped for the new one (atomically on Linux, see
+/// `move_folder_portably` elsewhere) and then removed, and anything else
+/// there is an error. When writing or moving fails, `path` is as it was
+/// and the temp folder is removed; when only the last sync of the parent
+/// fails, the new folder is in place and the error says so.
 pub fn write_folder(
     path: &Path,
     files: &[(PathBuf, Vec<u8>)],
@@ -277,9 +279,11 @@ pub fn write_folder(
             let rel = agentlog_formats::safe_path::relative(rel)
                 .map_err(|e| StoreError::io(rel, "write", e))?;
             let p = tmp.join(rel);
-            let parent = parent_dir(&p);
-            ensure_dir(&parent)?;
-            dirs.insert(parent);
+            ensure_dir(&parent_dir(&p))?;
+            // Every folder between the file and the temp folder.
+            for d in p.ancestors().skip(1).take_while(|d| d.starts_with(&tmp)) {
+                dirs.insert(d.to_path_buf());
+            }
             let mut f = create_private(&p)?;
             f.write_all(bytes)
                 .map_err(|e| StoreError::io(&p, "write", e))?;
@@ -317,6 +321,7 @@ fn move_folder(from: &Path, to: &Path, existing: Existing) -> Result<(), StoreEr
     #[cfg(target_os = "linux")]
     {
         use rustix::fs::{renameat_with, RenameFlags, CWD};
+        use rustix::io::Errno;
         let flags = if existing == Existing::Replace && to.is_dir() {
             RenameFlags::EXCHANGE
         } else {
@@ -324,24 +329,46 @@ fn move_folder(from: &Path, to: &Path, existing: Existing) -> Result<(), StoreEr
         };
         match renameat_with(CWD, from, CWD, to, flags) {
             Ok(()) => Ok(()),
-            Err(rustix::io::Errno::EXIST) => Err(already_exists(to)),
+            Err(Errno::EXIST) | Err(Errno::NOTEMPTY) => Err(already_exists(to)),
+            // A file system without these flags (some network and
+            // overlay ones): the moves any file system has.
+            Err(Errno::INVAL) | Err(Errno::NOSYS) | Err(Errno::OPNOTSUPP) => {
+                move_folder_portably(from, to, existing)
+            }
             Err(e) => Err(StoreError::io(to, "rename", e.into())),
         }
     }
     #[cfg(not(target_os = "linux"))]
     {
-        if fs::symlink_metadata(to).is_ok() {
-            if existing == Existing::Refuse {
-                return Err(already_exists(to));
-            }
-            let old = parent_dir(to).join(format!(".old.{}.{}.tmp", std::process::id(), unique()));
-            fs::rename(to, &old).map_err(|e| StoreError::io(to, "rename", e))?;
-            fs::rename(from, to).map_err(|e| StoreError::io(to, "rename", e))?;
-            fs::rename(&old, from).map_err(|e| StoreError::io(from, "rename", e))?;
-            return Ok(());
-        }
-        fs::rename(from, to).map_err(|e| StoreError::io(to, "rename", e))
+        move_folder_portably(from, to, existing)
     }
+}
+
+/// [`move_folder`] with plain renames: the folder at `to` (replaced only
+/// with [`Existing::Replace`]) is moved aside, the new one moved in, and the
+/// old one moved to `from`; if the new one cannot be moved in, the old one
+/// is moved back. (Between the first two renames `to` is missing, and a
+/// folder made at `to` meanwhile is not replaced: `rename` refuses a
+/// folder that is not empty.)
+fn move_folder_portably(from: &Path, to: &Path, existing: Existing) -> Result<(), StoreError> {
+    let rename = |a: &Path, b: &Path| fs::rename(a, b).map_err(|e| StoreError::io(b, "rename", e));
+    if fs::symlink_metadata(to).is_err() {
+        return rename(from, to);
+    }
+    if existing == Existing::Refuse {
+        return Err(already_exists(to));
+    }
+    let name = to
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let old = parent_dir(to).join(format!(".{name}.{}.{}.tmp", std::process::id(), unique()));
+    rename(to, &old)?;
+    if let Err(e) = rename(from, to) {
+        let _ = fs::rename(&old, to);
+        return Err(e);
+    }
+    rename(&old, from)
 }
 
 /// Creates a new file readable and writable by the owner only (0600);
@@ -446,6 +473,25 @@ mod tests {
         assert!(write_folder(&file, &other, Existing::Replace).is_err());
         assert_eq!(fs::read(&file).unwrap(), b"mine");
         assert_eq!(names(&dir.path().join("convs")), ["c1", "file"]);
+    }
+
+    #[test]
+    fn the_portable_move_refuses_or_swaps_like_the_atomic_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (new, to) = (dir.path().join("new"), dir.path().join("to"));
+        fs::create_dir(&new).unwrap();
+        fs::write(new.join("n"), b"new").unwrap();
+        move_folder_portably(&new, &to, Existing::Refuse).unwrap();
+        assert_eq!(names(&to), ["n"]);
+        fs::create_dir(&new).unwrap();
+        fs::write(new.join("m"), b"newer").unwrap();
+        assert!(move_folder_portably(&new, &to, Existing::Refuse).is_err());
+        assert_eq!(names(&to), ["n"]);
+        // Replaced: the old folder ends up where the new one was.
+        move_folder_portably(&new, &to, Existing::Replace).unwrap();
+        assert_eq!(names(&to), ["m"]);
+        assert_eq!(names(&new), ["n"]);
+        assert_eq!(names(dir.path()), ["new", "to"]);
     }
 
     #[test]

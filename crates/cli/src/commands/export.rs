@@ -98,7 +98,8 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
 /// Writes a converted session: one file as [`write_output`] does, or the
 /// folder of a format whose sessions are folders (`format`) at the -o
 /// path, which must be given, whole or not at all, never over anything
-/// there unless `force` (which replaces a folder).
+/// there unless `force`, which replaces a folder holding a session of the
+/// format and nothing else (never any other folder).
 pub fn write_written(
     path: Option<&Path>,
     force: bool,
@@ -120,6 +121,13 @@ pub fn write_written(
     } else {
         Existing::Refuse
     };
+    if force && path.is_dir() && !crate::load::format_named(format)?.is_session_folder(path) {
+        anyhow::bail!(
+            "{} is not a {format} session folder (it holds other files): --force replaces \
+             only a session's folder; nothing written",
+            path.display()
+        );
+    }
     let exists = !force && path.symlink_metadata().is_ok();
     let written = write_folder(path, files, existing);
     force_hint(written.map_err(anyhow::Error::from), path, exists, "folder")

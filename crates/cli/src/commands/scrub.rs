@@ -12,8 +12,8 @@ use std::process::ExitCode;
 /// is checked with the format's own reader before it atomically replaces
 /// the old one. Do not scrub a session an agent is still writing: a file
 /// that changes meanwhile is left alone. A session stored as a folder (an
-/// OpenHands conversation) is scrubbed file by file, backed up as a
-/// folder, and swapped in whole.
+/// OpenHands conversation) is scrubbed in its own files only, the
+/// originals of those that change kept in FOLDER.agentlog-backup-<time>.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The session file (or a session folder, or a file in one).
