@@ -210,3 +210,71 @@ fn grouped_and_unsynced_writers_leave_openable_files() {
     crash_loop("grouped", 60, 20);
     crash_loop("none", 60, 4);
 }
+
+/// Checks that the folder `dir/name` is whole: every file of the writer,
+/// each the whole JSON it wrote.
+fn folder_is_whole(dir: &Path, name: &str) {
+    let folder = dir.join(name);
+    let files = std::fs::read_dir(&folder)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .count();
+    assert_eq!(files, 40, "{name} has {files} files of 40");
+    for k in 0..40 {
+        let bytes = std::fs::read(folder.join(format!("f{k}.json"))).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|e| panic!("{name}/f{k}.json is not whole JSON: {e}"));
+        assert_eq!(v["name"], name);
+        assert_eq!(v["k"], k);
+    }
+}
+
+#[test]
+fn a_folder_is_whole_or_not_there_after_150_kills() {
+    let seed = seed();
+    eprintln!("folder crash test seed: {seed} (AGENTLOG_CRASH_SEED replays it)");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let mut acked = Vec::new();
+    for run in 0..150u64 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_folder-writer"))
+            .arg(dir.path())
+            .arg(run.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+                .filter_map(|l| l.strip_prefix("ack ").map(str::to_string))
+                .collect::<Vec<_>>()
+        });
+        std::thread::sleep(Duration::from_micros(rng.gen_range(500..30_000)));
+        let _ = child.kill();
+        child.wait().unwrap();
+        acked.extend(reader.join().unwrap());
+    }
+    // Every folder acknowledged is whole; every folder in sight is whole
+    // (a writer killed midway leaves only its hidden temp folder).
+    let mut visible = 0;
+    let mut temps = 0;
+    for e in std::fs::read_dir(dir.path()).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if agentlog_store::snapshot::is_temp_name(&name) {
+            temps += 1;
+            continue;
+        }
+        folder_is_whole(dir.path(), &name);
+        visible += 1;
+    }
+    for name in &acked {
+        folder_is_whole(dir.path(), name);
+    }
+    assert!(!acked.is_empty(), "no writer ever finished a folder");
+    eprintln!(
+        "folder crash test: 150 kills, {} folders acknowledged, {visible} whole folders, {temps} temp folders left",
+        acked.len()
+    );
+}

@@ -512,3 +512,34 @@ mod tests {
         assert_eq!(lost, ["image in an answer that calls a tool"]);
     }
 }
+
+#[cfg(test)]
+mod discovery_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::Format;
+
+    #[test]
+    fn a_folder_being_written_or_a_scrubs_backup_is_not_a_session() {
+        let home = tempfile::tempdir().unwrap();
+        let convs = home.path().join(".openhands/conversations");
+        let event = br#"{"kind":"MessageEvent","id":"0000000a-aaaa","source":"user","llm_message":{"role":"user","content":[]}}"#;
+        for name in [
+            "ab12",
+            // write_folder's temp folder, left by a writer killed midway
+            ".ab13.4242.7.tmp",
+            "ab12.agentlog-backup-2026-11-26T10-00-00Z",
+        ] {
+            let files = vec![(
+                PathBuf::from("events/event-00000-0000000a-aaaa.json"),
+                event.to_vec(),
+            )];
+            Written::Folder(files)
+                .write_plain(&convs.join(name))
+                .unwrap();
+        }
+        let env = crate::env::DiscoverEnv::with_home(home.path());
+        let found = super::super::FORMAT.discover(&env);
+        assert_eq!(found, [convs.join("ab12/events")]);
+    }
+}
