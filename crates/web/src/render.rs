@@ -894,9 +894,18 @@ pub fn resume_commands(session: &Session, path: &str) -> Vec<(String, String)> {
     } else {
         session.meta.id.as_str()
     };
+    // Every agent `resume --in` can write the session for: its plan asks
+    // only the session's metadata (a session with no working directory is
+    // asked as if it had one, which `--cwd` gives it).
+    let mut meta = Session::new(session.meta.clone());
+    if !matches!(meta.meta.cwd.as_deref(), Some(c) if !c.is_empty()) {
+        meta.meta.cwd = Some("/".into());
+    }
+    let env = agentlog_formats::env::DiscoverEnv::with_home(std::path::Path::new("/"));
     let mut out = Vec::new();
-    for agent in ["claude", "codex", "gemini", "pi"] {
-        if agentlog_formats::registry::by_name(agent).is_some_and(|f| f.can_write()) {
+    for f in agentlog_formats::registry::all() {
+        if f.can_write() && f.resume_plan(&meta, &env).is_ok() {
+            let agent = f.name();
             out.push((
                 agent.to_string(),
                 format!(
@@ -914,6 +923,43 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use agentlog_model::{Agent, SessionMeta};
+
+    #[test]
+    fn every_agent_resume_can_write_for_is_offered() {
+        let mut s = Session::new(SessionMeta::new("5e55f0 x", Agent::Claude));
+        let agents = |s: &Session| -> Vec<String> {
+            resume_commands(s, "p")
+                .into_iter()
+                .map(|(a, _)| a)
+                .collect()
+        };
+        // No working directory: offered all the same (`--cwd` gives one).
+        let without = agents(&s);
+        s.meta.cwd = Some("/work/project".into());
+        let with = agents(&s);
+        for a in [
+            "claude",
+            "codex",
+            "gemini",
+            "pi",
+            "copilot",
+            "qwen",
+            "droid",
+            "kimi",
+            "vibe",
+            "continue",
+            "openhands",
+        ] {
+            assert!(with.iter().any(|w| w == a), "{a}: {with:?}");
+            assert!(without.iter().any(|w| w == a), "{a}: {without:?}");
+        }
+        // Not the formats no agent continues from a file agentlog writes.
+        for a in ["json", "cline"] {
+            assert!(!with.iter().any(|w| w == a), "{a}: {with:?}");
+        }
+        let (_, cmd) = &resume_commands(&s, "p")[0];
+        assert!(cmd.starts_with("agentlog resume '5e55f0 x' --in "), "{cmd}");
+    }
 
     /// A session whose one tool call starts a subagent (`toolUseResult`
     /// names it, as Claude Code writes).
