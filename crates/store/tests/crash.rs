@@ -27,6 +27,21 @@ struct Said {
     tear: Option<u64>,
 }
 
+/// Starts `cmd` with its output piped, and `read` on its standard output
+/// in a thread of its own.
+fn spawn_reading<T: Send + 'static>(
+    cmd: &mut Command,
+    read: impl FnOnce(std::io::BufReader<std::process::ChildStdout>) -> T + Send + 'static,
+) -> (std::process::Child, std::thread::JoinHandle<T>) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    (child, std::thread::spawn(move || read(stdout)))
+}
+
 fn run_writer(
     path: &Path,
     run: u64,
@@ -41,15 +56,9 @@ fn run_writer(
     if let Some(t) = tear {
         cmd.args(["--tear", &t.to_string()]);
     }
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
+    let (mut child, reader) = spawn_reading(&mut cmd, |stdout| {
         let mut said = Said::default();
-        for line in std::io::BufReader::new(stdout).lines() {
+        for line in stdout.lines() {
             let Ok(line) = line else { break };
             let mut parts = line.split(' ');
             match (parts.next(), parts.next(), parts.next()) {
@@ -236,16 +245,10 @@ fn a_folder_is_whole_or_not_there_after_150_kills() {
     let dir = tempfile::tempdir().unwrap();
     let mut acked = Vec::new();
     for run in 0..150u64 {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_folder-writer"))
-            .arg(dir.path())
-            .arg(run.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            std::io::BufReader::new(stdout)
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_folder-writer"));
+        cmd.arg(dir.path()).arg(run.to_string());
+        let (mut child, reader) = spawn_reading(&mut cmd, |stdout| {
+            stdout
                 .lines()
                 .map_while(Result::ok)
                 .filter_map(|l| l.strip_prefix("ack ").map(str::to_string))
