@@ -60,7 +60,10 @@ fn run(mut cmd: Command, what: &str) -> String {
 
 /// A command with a clean environment: HOME, PATH and no colours.
 fn command(bin: &Path, home: &Path, cwd: &Path, extra_path: Option<&Path>) -> Command {
-    std::fs::create_dir_all(home).unwrap();
+    // The agent's temporary files (OpenHands leaves its editor's history
+    // there) go in the test's own folder, removed with it.
+    let tmp = home.join(".tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
     let mut c = Command::new("timeout");
     c.arg("240").arg(bin);
     let mut path = std::env::var("PATH").unwrap_or_default();
@@ -69,6 +72,7 @@ fn command(bin: &Path, home: &Path, cwd: &Path, extra_path: Option<&Path>) -> Co
     }
     c.env_clear()
         .env("HOME", home)
+        .env("TMPDIR", tmp)
         .env("PATH", path)
         .env("NO_COLOR", "1")
         .env("TERM", "dumb")

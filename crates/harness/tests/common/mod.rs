@@ -178,7 +178,7 @@ impl Sandbox {
             .unwrap();
         let home = dir.path().join("home");
         let project = dir.path().join("project");
-        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(home.join(".tmp")).unwrap();
         std::fs::create_dir_all(&project).unwrap();
         let s = Sandbox {
             agent,
@@ -291,6 +291,12 @@ impl Sandbox {
         let mut env = vec![
             ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
             ("HOME".into(), self.home.display().to_string()),
+            // Their temporary files (Claude Code's `claude-<uid>` folder)
+            // go with the sandbox.
+            (
+                "TMPDIR".into(),
+                self.home.join(".tmp").display().to_string(),
+            ),
             ("LANG".into(), "C.UTF-8".into()),
             ("TERM".into(), "dumb".into()),
             ("NO_COLOR".into(), "1".into()),
