@@ -19,6 +19,9 @@ mod validate;
 mod wire;
 mod write;
 
+/// (Cline keeps these blocks as Claude Code does.)
+pub(crate) use wire::put_message_block;
+
 use crate::env::DiscoverEnv;
 use crate::{Diagnostic, Fidelity, Format, FormatError, Read, ResumePlan};
 use agentlog_model::{Agent, Session};

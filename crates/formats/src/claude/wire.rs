@@ -277,10 +277,11 @@ pub(crate) fn block_from_native(v: &Value) -> Block {
     kind
 }
 
-/// Converts a model block to its native form.
-pub(crate) fn block_to_native(b: &Block) -> Value {
-    let mut o = Map::new();
-    match &b.kind {
+/// Puts a text, thinking or tool-use block into `o` as the Anthropic
+/// Messages API writes it (Claude Code and Cline keep these blocks so);
+/// false, with `o` as it was, for any other block.
+pub(crate) fn put_message_block(o: &mut Map<String, Value>, kind: &BlockKind) -> bool {
+    match kind {
         BlockKind::Text { text } => {
             o.insert("type".into(), "text".into());
             o.insert("text".into(), text.clone().into());
@@ -308,6 +309,16 @@ pub(crate) fn block_to_native(b: &Block) -> Value {
             o.insert("name".into(), name.clone().into());
             o.insert("input".into(), input.clone());
         }
+        _ => return false,
+    }
+    true
+}
+
+/// Converts a model block to its native form.
+pub(crate) fn block_to_native(b: &Block) -> Value {
+    let mut o = Map::new();
+    match &b.kind {
+        _ if put_message_block(&mut o, &b.kind) => {}
         BlockKind::ToolResult {
             tool_call_id,
             content,
@@ -363,6 +374,8 @@ pub(crate) fn block_to_native(b: &Block) -> Value {
             o.insert("source".into(), Value::Object(src));
         }
         BlockKind::Other { value } => return value.clone(),
+        // (put above)
+        BlockKind::Text { .. } | BlockKind::Thinking { .. } | BlockKind::ToolCall { .. } => {}
     }
     for (k, v) in &b.extra {
         if k != MARK {

@@ -72,27 +72,8 @@ fn own_messages(session: &Session, fidelity: &mut Fidelity) -> Vec<Value> {
 fn block_value(b: &Block) -> Value {
     let mut o = own_fields(&b.extra);
     match &b.kind {
-        BlockKind::Text { text } => {
-            o.insert("type".into(), "text".into());
-            o.insert("text".into(), text.clone().into());
-        }
-        BlockKind::Thinking {
-            text, signature, ..
-        } => {
-            o.insert("type".into(), "thinking".into());
-            o.insert("thinking".into(), text.clone().into());
-            if let Some(s) = signature {
-                o.insert("signature".into(), s.clone().into());
-            }
-        }
-        BlockKind::ToolCall { id, name, input } => {
-            o.insert("type".into(), "tool_use".into());
-            if let Some(id) = id {
-                o.insert("id".into(), id.clone().into());
-            }
-            o.insert("name".into(), name.clone().into());
-            o.insert("input".into(), input.clone());
-        }
+        // (Cline's reader never marks thinking redacted)
+        _ if crate::claude::put_message_block(&mut o, &b.kind) => {}
         BlockKind::ToolResult {
             tool_call_id,
             content,
@@ -114,6 +95,8 @@ fn block_value(b: &Block) -> Value {
         }
         BlockKind::Other { value } => return value.clone(),
         BlockKind::Image { .. } => return Value::Null,
+        // (put above)
+        BlockKind::Text { .. } | BlockKind::Thinking { .. } | BlockKind::ToolCall { .. } => {}
     }
     Value::Object(o)
 }
