@@ -181,9 +181,7 @@ impl Format for OpenHandsFormat {
         let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
         rel.parent() == Some(Path::new(wire::EVENTS))
             && (conversation::event_number(name).is_some()
-                || name
-                    .strip_suffix(".json")
-                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+                || wire::store_event_number(name).is_some())
     }
 
     /// The CLI continues `~/.openhands/conversations/<id>/` (the id as 32
@@ -204,17 +202,5 @@ impl Format for OpenHandsFormat {
 /// that is a UUID, else one made from it (the same every time), as the 32
 /// hex digits OpenHands names the folder with.
 fn conversation_id(session_id: &str) -> String {
-    match uuid::Uuid::parse_str(session_id) {
-        Ok(u) => u.simple().to_string(),
-        Err(_) => {
-            use sha2::{Digest, Sha256};
-            let digest = Sha256::digest(session_id.as_bytes());
-            let mut bytes = [0u8; 16];
-            bytes.copy_from_slice(&digest[..16]);
-            uuid::Builder::from_random_bytes(bytes)
-                .into_uuid()
-                .simple()
-                .to_string()
-        }
-    }
+    crate::ids::stable_uuid(session_id).simple().to_string()
 }

@@ -32,8 +32,7 @@ pub(super) fn read(path: &Path) -> Result<Read, FormatError> {
     let mut diags = Vec::new();
     let mut session = Session::new(meta);
     let mut responses = HashSet::new();
-    let numbered = |name: &str| name.strip_suffix(".json")?.parse::<u64>().ok();
-    for (n, file) in event_files(&dir, numbered)? {
+    for (n, file) in event_files(&dir, super::wire::store_event_number)? {
         let event = match event_file(&file, &mut diags) {
             Some(Ok(event)) => event,
             Some(Err(other)) => {

@@ -9,6 +9,11 @@ use std::path::{Path, PathBuf};
 /// The folder of a session's events.
 pub(super) const EVENTS: &str = "events";
 
+/// The number of an event file of the 0.x store (`<n>.json`).
+pub(super) fn store_event_number(name: &str) -> Option<u64> {
+    name.strip_suffix(".json")?.parse().ok()
+}
+
 /// The `events` folder `path` names: the folder itself, or the folder of
 /// one of its event files (`<n>.json` in 0.x, `event-<n>-<uuid>.json` in
 /// 1.x), or the folder of a 1.x conversation (with `base_state.json`).

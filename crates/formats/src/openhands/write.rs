@@ -24,7 +24,6 @@ use super::FORMAT_NAME;
 use crate::{Fidelity, FormatError, Written};
 use agentlog_model::{Block, BlockKind, Entry, EntryKind, Message, Role, Session};
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -112,18 +111,7 @@ impl Writer<'_> {
     /// A UUID for the `k`-th event made of the entry `entry`: the same
     /// session converted twice gives the same files.
     fn id(&self, entry: &str, k: usize) -> String {
-        let digest = Sha256::new()
-            .chain_update(self.session_id.as_bytes())
-            .chain_update([0])
-            .chain_update(entry.as_bytes())
-            .chain_update([0])
-            .chain_update(k.to_le_bytes())
-            .finalize();
-        let mut bytes = [0u8; 16];
-        bytes.copy_from_slice(&digest[..16]);
-        uuid::Builder::from_random_bytes(bytes)
-            .into_uuid()
-            .to_string()
+        crate::ids::stable_uuid(&format!("{}\0{entry}\0{k}", self.session_id)).to_string()
     }
 
     /// The entry's event as the reader found it, with what the reader took
