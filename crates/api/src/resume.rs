@@ -93,13 +93,7 @@ pub fn resume(
         None => Cow::Borrowed(session),
     };
     let plan = target.resume_plan(&session, &settings.env)?;
-    let (written, fidelity) = if target.writes_folder() {
-        target.write_session(&session)?
-    } else {
-        let mut bytes = Vec::new();
-        let fidelity = target.write_resumable(&session, &plan, &mut bytes)?;
-        (Written::File(bytes), fidelity)
-    };
+    let (written, fidelity) = target.write_resumable(&session, &plan)?;
     if std::fs::symlink_metadata(&plan.path).is_ok() {
         return Err(ApiError::io(
             &plan.path,

@@ -160,17 +160,16 @@ pub trait Format: Send + Sync {
         })
     }
 
-    /// Writes `session` for the file [`Format::resume_plan`] planned: what
-    /// [`Format::write`] writes, unless the agent wants another shape in its
-    /// own store.
+    /// Writes `session` for the file (or folder) [`Format::resume_plan`]
+    /// planned: what [`Format::write_session`] writes, unless the agent
+    /// wants another shape in its own store.
     fn write_resumable(
         &self,
         session: &Session,
         plan: &ResumePlan,
-        out: &mut dyn std::io::Write,
-    ) -> Result<Fidelity, FormatError> {
+    ) -> Result<(Written, Fidelity), FormatError> {
         let _ = plan;
-        self.write(session, out)
+        self.write_session(session)
     }
 
     /// Does what the agent needs beyond the file [`Format::resume_plan`]

@@ -138,9 +138,10 @@ impl Format for AcpxFormat {
         &self,
         session: &Session,
         plan: &crate::ResumePlan,
-        out: &mut dyn Write,
-    ) -> Result<Fidelity, FormatError> {
-        resume::write(session, plan, out)
+    ) -> Result<(crate::Written, Fidelity), FormatError> {
+        let mut bytes = Vec::new();
+        let fidelity = resume::write(session, plan, &mut bytes)?;
+        Ok((crate::Written::File(bytes), fidelity))
     }
 
     fn can_write(&self) -> bool {
