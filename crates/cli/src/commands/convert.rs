@@ -79,7 +79,7 @@ pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
     // Written back into its own format, each file keeps its own text for
     // every record that did not change (agentlog_formats::keep).
     if format.name() == target.name() && args.session != "-" {
-        keep_original_text(&mut written, &path);
+        keep_original_text(&mut written, &path, format);
     }
     write_written(args.output.as_deref(), args.force, &written, target.name())?;
     if args.json {
@@ -96,9 +96,9 @@ pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
 
 /// Puts back the text of every record that did not change, from the file
 /// the session was read from at `source`, or for a folder, from the file of
-/// the same name in the folder it was read from: the nearest of `source`
-/// and its two parents holding one of the files written.
-fn keep_original_text(written: &mut Written, source: &Path) {
+/// the same name in the session's folder (`format`'s
+/// [`agentlog_formats::Format::session_folder`]).
+fn keep_original_text(written: &mut Written, source: &Path, format: &dyn agentlog_formats::Format) {
     use agentlog_formats::keep::keep_unchanged;
     match written {
         Written::File(bytes) => {
@@ -107,11 +107,9 @@ fn keep_original_text(written: &mut Written, source: &Path) {
             }
         }
         Written::Folder(files) => {
-            let root = source
-                .ancestors()
-                .take(3)
-                .find(|dir| dir.is_dir() && files.iter().any(|(rel, _)| dir.join(rel).is_file()));
-            let Some(root) = root else { return };
+            let Some(root) = format.session_folder(source) else {
+                return;
+            };
             for (rel, bytes) in files.iter_mut() {
                 if let Ok(original) = std::fs::read(root.join(&*rel)) {
                     *bytes = keep_unchanged(bytes, &original);
