@@ -76,11 +76,7 @@ where
             path: path.to_path_buf(),
         });
     }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), unique()));
+    let tmp = temp_beside(path);
     let result = (|| {
         let f = create_private(&tmp)?;
         let mut w = std::io::BufWriter::new(f);
@@ -175,24 +171,10 @@ where
         }
         .into());
     }
-    let exists = |path: &Path| {
-        StoreError::io(
-            path,
-            "create",
-            std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                "already exists (agentlog does not overwrite a file unless told to)",
-            ),
-        )
-    };
     if existing == Existing::Refuse && fs::symlink_metadata(path).is_ok() {
-        return Err(exists(path).into());
+        return Err(already_exists(path, "file").into());
     }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), unique()));
+    let tmp = temp_beside(path);
     let f = create_private(&tmp)?;
     let result = (|| -> Result<T, E> {
         let mut w = std::io::BufWriter::new(f);
@@ -211,7 +193,7 @@ where
             Existing::Refuse => match fs::hard_link(&tmp, path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    return Err(exists(path).into())
+                    return Err(already_exists(path, "file").into())
                 }
                 Err(e) => return Err(StoreError::io(path, "link", e).into()),
             },
@@ -246,7 +228,7 @@ pub fn write_folder(
     let dir = parent_dir(path);
     ensure_dir(&dir)?;
     match fs::symlink_metadata(path) {
-        Ok(_) if existing == Existing::Refuse => return Err(already_exists(path)),
+        Ok(_) if existing == Existing::Refuse => return Err(already_exists(path, "session")),
         Ok(m) if !m.is_dir() => {
             return Err(StoreError::io(
                 path,
@@ -259,11 +241,7 @@ pub fn write_folder(
         }
         _ => {}
     }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), unique()));
+    let tmp = temp_beside(path);
     let mut builder = fs::DirBuilder::new();
     #[cfg(unix)]
     {
@@ -302,14 +280,15 @@ pub fn write_folder(
     result
 }
 
-/// The error for a path agentlog will not write over.
-fn already_exists(path: &Path) -> StoreError {
+/// The error for a path agentlog will not write over (`what` is there: a
+/// file, a session).
+fn already_exists(path: &Path, what: &str) -> StoreError {
     StoreError::io(
         path,
         "create",
         std::io::Error::new(
             std::io::ErrorKind::AlreadyExists,
-            "already exists (agentlog does not overwrite a session unless told to)",
+            format!("already exists (agentlog does not overwrite a {what} unless told to)"),
         ),
     )
 }
@@ -329,7 +308,7 @@ fn move_folder(from: &Path, to: &Path, existing: Existing) -> Result<(), StoreEr
         };
         match renameat_with(CWD, from, CWD, to, flags) {
             Ok(()) => Ok(()),
-            Err(Errno::EXIST) | Err(Errno::NOTEMPTY) => Err(already_exists(to)),
+            Err(Errno::EXIST) | Err(Errno::NOTEMPTY) => Err(already_exists(to, "session")),
             // A file system without these flags (some network and
             // overlay ones): the moves any file system has.
             Err(Errno::INVAL) | Err(Errno::NOSYS) | Err(Errno::OPNOTSUPP) => {
@@ -356,19 +335,25 @@ fn move_folder_portably(from: &Path, to: &Path, existing: Existing) -> Result<()
         return rename(from, to);
     }
     if existing == Existing::Refuse {
-        return Err(already_exists(to));
+        return Err(already_exists(to, "session"));
     }
-    let name = to
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let old = parent_dir(to).join(format!(".{name}.{}.{}.tmp", std::process::id(), unique()));
+    let old = temp_beside(to);
     rename(to, &old)?;
     if let Err(e) = rename(from, to) {
         let _ = fs::rename(&old, to);
         return Err(e);
     }
     rename(&old, from)
+}
+
+/// A new temp name beside `path`, as [`is_temp_name`] knows it:
+/// `.<name>.<pid>.<n>.tmp`.
+fn temp_beside(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    parent_dir(path).join(format!(".{name}.{}.{}.tmp", std::process::id(), unique()))
 }
 
 /// Creates a new file readable and writable by the owner only (0600);
