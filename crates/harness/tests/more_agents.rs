@@ -379,14 +379,8 @@ fn place_converted_copilot(
     let env = DiscoverEnv::with_home(home);
     let plan = f.resume_plan(&s, &env).unwrap();
     std::fs::create_dir_all(plan.path.parent().unwrap()).unwrap();
-    if f.writes_folder() {
-        let (written, _) = f.write_session(&s).unwrap();
-        written.write_plain(&plan.path).unwrap();
-    } else {
-        let mut out = Vec::new();
-        f.write_resumable(&s, &plan, &mut out).unwrap();
-        std::fs::write(&plan.path, out).unwrap();
-    }
+    let (written, _) = f.write_resumable(&s, &plan).unwrap();
+    written.write_plain(&plan.path).unwrap();
     f.register_resumed(&s, &plan, &env).unwrap();
     (s, plan)
 }
@@ -416,6 +410,12 @@ fn check_converted_continued(server: &MockServer, format: &str, path: &Path, pro
     );
     let sent = sent_results(server);
     assert!(sent.iter().any(|o| o.contains("README")), "{sent:?}");
+    check_read_back(format, path, prompt);
+}
+
+/// Checks that the session the agent continued at `path` reads back from
+/// the converted Copilot session's first prompt to the new `prompt`.
+fn check_read_back(format: &str, path: &Path, prompt: &str) {
     let back = registry::by_name(format)
         .unwrap()
         .read_path(path)
@@ -1378,31 +1378,25 @@ fn rich_session() -> Session {
         ));
         s.push(e);
     };
-    let mut system = Message::text(Role::System, "You are a careful agent.");
-    system.injected = Some("system_prompt".into());
-    push("e0", system);
-    let mut prompt = Message::text(Role::User, "Look at this");
-    prompt.content.push(Block {
+    let png = || Block {
         kind: BlockKind::Image {
             media_type: Some("image/png".into()),
             data: Some("iVBORw0KGgo=".into()),
             url: None,
         },
         extra: Default::default(),
-    });
+    };
+    let mut system = Message::text(Role::System, "You are a careful agent.");
+    system.injected = Some("system_prompt".into());
+    push("e0", system);
+    let mut prompt = Message::text(Role::User, "Look at this");
+    prompt.content.push(png());
     push("e1", prompt);
     let mut answer = Message::new(Role::Assistant);
     answer.content = vec![
         Block::thinking("Two at once.", None),
         Block::text("I will run two commands."),
-        Block {
-            kind: BlockKind::Image {
-                media_type: Some("image/png".into()),
-                data: Some("iVBORw0KGgo=".into()),
-                url: None,
-            },
-            extra: Default::default(),
-        },
+        png(),
         Block::tool_call(Some("c1".into()), "bash", json!({"command": "ls"})),
         Block::tool_call(Some("c2".into()), "bash", json!({"command": "false"})),
     ];
@@ -1679,6 +1673,16 @@ fn aider_cmd(bin: &Path, home: &Path, cwd: &Path, server: &MockServer) -> Comman
     c
 }
 
+/// Makes `dir` a git repository, as aider wants the project it works in.
+fn git_init(dir: &Path) {
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(git.success());
+}
+
 #[test]
 fn aider_restores_a_history_agentlog_converted() {
     let Some(bin) = cli("aider", "venv/bin/aider") else {
@@ -1687,12 +1691,7 @@ fn aider_restores_a_history_agentlog_converted() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let cwd = project(dir.path());
-    let git = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&cwd)
-        .status()
-        .unwrap();
-    assert!(git.success());
+    git_init(&cwd);
     let server = MockServer::start(
         Script::default().rule(Rule::new("").then(vec![text("ok")]).any_request()),
     )
@@ -1711,17 +1710,7 @@ fn aider_restores_a_history_agentlog_converted() {
     );
     // Aider appended its run to the history agentlog wrote, which reads
     // back from the first prompt to the new one.
-    let back = registry::by_name("aider")
-        .unwrap()
-        .read_path(&plan.path)
-        .unwrap()
-        .session;
-    let prompts = back.prompts();
-    assert_eq!(
-        prompts.first().map(String::as_str),
-        Some("What files are here?")
-    );
-    assert_eq!(prompts.last().map(String::as_str), Some("Continue please"));
+    check_read_back("aider", &plan.path, "Continue please");
 }
 
 #[test]
@@ -1735,12 +1724,7 @@ fn aider_histories_are_read_completely() {
     // under the home directory.
     let cwd = home.join("proj");
     std::fs::create_dir_all(&cwd).unwrap();
-    let git = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&cwd)
-        .status()
-        .unwrap();
-    assert!(git.success());
+    git_init(&cwd);
     let edit = "Here is the change.\n\nhello.py\n```python\nprint('hello')\n```";
     // Aider declares no tools: the rules answer requests without them.
     let script = Script::default()
