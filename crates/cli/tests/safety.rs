@@ -335,7 +335,14 @@ fn resumed_paths_stay_inside_the_agents_folder() {
         let src = env.write(&format!("src/{n}.jsonl"), text.as_bytes());
         // Every agent agentlog can resume in.
         for agent in [
-            "pi", "codex", "gemini", "claude", "copilot", "qwen", "droid",
+            "pi",
+            "codex",
+            "gemini",
+            "claude",
+            "copilot",
+            "qwen",
+            "droid",
+            "openhands",
         ] {
             let r = env.run(&["resume", src.to_str().unwrap(), "--in", agent, "--json"]);
             if r.status != 0 {
@@ -352,6 +359,7 @@ fn resumed_paths_stay_inside_the_agents_folder() {
                 "copilot" => ".copilot/session-state",
                 "qwen" => ".qwen/projects",
                 "droid" => ".factory/sessions",
+                "openhands" => ".openhands/conversations",
                 _ => ".claude/projects",
             });
             let rest = p.strip_prefix(&root).unwrap_or_else(|_| {
@@ -367,7 +375,12 @@ fn resumed_paths_stay_inside_the_agents_folder() {
                 "{agent}: {}",
                 p.display()
             );
-            assert!(p.is_file(), "{}", p.display());
+            // (an OpenHands conversation is a folder)
+            assert!(
+                p.is_file() || (agent == "openhands" && p.is_dir()),
+                "{}",
+                p.display()
+            );
         }
     }
     // Nothing was created outside HOME's agent folders.
@@ -379,8 +392,17 @@ fn resumed_paths_stay_inside_the_agents_folder() {
     for t in &top {
         assert!(
             [
-                ".pi", ".codex", ".gemini", ".claude", ".copilot", ".qwen", ".factory", "src",
-                ".local", ".config"
+                ".pi",
+                ".codex",
+                ".gemini",
+                ".claude",
+                ".copilot",
+                ".qwen",
+                ".factory",
+                "src",
+                ".local",
+                ".config",
+                ".openhands"
             ]
             .contains(&t.as_str()),
             "unexpected {t} in HOME: {top:?}"
