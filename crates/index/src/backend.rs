@@ -123,6 +123,19 @@ pub trait Backend: Send {
     /// first.
     fn list_sessions(&self, p: &ListParams) -> Result<Vec<SessionInfo>, IndexError>;
 
+    /// Gives `f` the sessions [`list_sessions`](Backend::list_sessions)
+    /// returns, one at a time, as they are read: a caller that turns each
+    /// into something else holds one list, not two (a backend may read
+    /// them all first).
+    fn for_each_session(
+        &self,
+        p: &ListParams,
+        f: &mut dyn FnMut(SessionInfo),
+    ) -> Result<(), IndexError> {
+        self.list_sessions(p)?.into_iter().for_each(f);
+        Ok(())
+    }
+
     /// Returns how many sessions match `p` (its `limit` and `offset` left
     /// aside), counting only those of `p.formats` when it is not empty.
     fn count_sessions(&self, p: &ListParams) -> Result<usize, IndexError> {
@@ -297,6 +310,14 @@ impl Backend for Index {
 
     fn list_sessions(&self, p: &ListParams) -> Result<Vec<SessionInfo>, IndexError> {
         self.sessions(p)
+    }
+
+    fn for_each_session(
+        &self,
+        p: &ListParams,
+        f: &mut dyn FnMut(SessionInfo),
+    ) -> Result<(), IndexError> {
+        self.visit_sessions(p, f)
     }
 
     fn count_sessions(&self, p: &ListParams) -> Result<usize, IndexError> {

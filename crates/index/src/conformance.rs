@@ -28,7 +28,7 @@
 use crate::backend::{Backend, ResolveParams, UpdateParams};
 use crate::{
     Facet, GroupBy, IndexError, ListParams, PageParams, SearchParams, SessionInfo, SessionOrder,
-    SortBy, StatsParams,
+    SessionTokens, SortBy, StatsParams,
 };
 use agentlog_formats::discover::Found;
 use agentlog_formats::Format;
@@ -534,6 +534,54 @@ fn check_list(b: &dyn Backend, e: &[Expected]) {
             x.session_id
         );
     }
+    // Brief: what a list shows, the title as listed and the tokens summed
+    // (a backend may give the whole row); given one at a time, the same.
+    let brief = list(
+        b,
+        &ListParams {
+            brief: true,
+            ..ListParams::default()
+        },
+    );
+    assert_eq!(ids(&brief), ids(&all), "{name}: brief listing");
+    let sum = |t: &[SessionTokens]| {
+        t.iter().fold([0; 5], |a, t| {
+            [
+                a[0] + t.responses,
+                a[1] + t.input,
+                a[2] + t.output,
+                a[3] + t.cache_read,
+                a[4] + t.cache_write,
+            ]
+        })
+    };
+    for (x, full) in brief.iter().zip(&all) {
+        assert_eq!(
+            crate::title::listed_title_owned(x.title.clone(), x.first_prompt.clone()),
+            crate::title::listed_title(full.title.as_deref(), full.first_prompt.as_deref()),
+            "{name}: brief title of {}",
+            x.session_id
+        );
+        assert_eq!(
+            sum(&x.tokens),
+            sum(&full.tokens),
+            "{name}: brief tokens of {}",
+            x.session_id
+        );
+        assert_eq!(
+            (&x.path, x.updated_ms, x.messages),
+            (&full.path, full.updated_ms, full.messages),
+            "{name}: brief row of {}",
+            x.session_id
+        );
+    }
+    let mut given = Vec::new();
+    ok(
+        b,
+        "for_each_session",
+        b.for_each_session(&ListParams::default(), &mut |s| given.push(s)),
+    );
+    assert_eq!(given, all, "{name}: sessions given one at a time");
     let mut paths: Vec<String> = all.iter().map(|s| s.path.clone()).collect();
     paths.push("/no/such/session.json".into());
     let rows = ok(b, "sessions_at", b.sessions_at(&paths));

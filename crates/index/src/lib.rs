@@ -46,6 +46,7 @@ mod search;
 mod stats;
 mod texts;
 pub mod time;
+pub mod title;
 mod update;
 mod writer;
 

@@ -914,3 +914,105 @@ fn rebuild_replaces_the_index_atomically() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+#[test]
+fn a_listing_of_some_formats_gives_the_rows_of_those_formats() {
+    // Few formats of many are found through the catalog's format index,
+    // many by reading every row: the same rows either way, brief or not.
+    let dir = tempfile::tempdir().unwrap();
+    let formats = ["json", "claude", "codex", "pi"];
+    let mut found = Vec::new();
+    for i in 0..24 {
+        let f = formats[i % formats.len()];
+        let format = agentlog_formats::registry::by_name(f).unwrap();
+        let turn = Turn {
+            user: "first line\nsecond line",
+            thinking: None,
+            tool: None,
+            answer: "done",
+            model: if i % 3 == 0 { "model-a" } else { "model-b" },
+            usage: (10 + i as u64, 5, 3, 1),
+        };
+        let agent = match f {
+            "claude" => Agent::Claude,
+            "codex" => Agent::Codex,
+            "pi" => Agent::Pi,
+            _ => Agent::Gemini,
+        };
+        let mut s = session(
+            &format!("{f}-{i:04}"),
+            agent,
+            "/home/u/p",
+            NOW - i as i64 * DAY,
+            &[turn],
+        );
+        if i % 2 == 0 {
+            s.meta.title = Some(format!("  title {i}\nmore"));
+        }
+        let p = dir.path().join(format!(
+            "s{i}.{}",
+            if f == "json" { "json" } else { "jsonl" }
+        ));
+        let mut out = Vec::new();
+        format.write(&s, &mut out).unwrap();
+        std::fs::write(&p, out).unwrap();
+        found.push(Found { path: p, format: f });
+    }
+    let mut ix = open(dir.path());
+    let r = ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!((r.read_full, r.failed), (24, 0));
+    let all = ix.sessions(&ListParams::default()).unwrap();
+    assert_eq!(all.len(), 24);
+    let choices: [&[&str]; 5] = [
+        &["codex"],
+        &["pi", "json"],
+        &["claude", "codex", "pi"],
+        &["json", "claude", "codex", "pi"],
+        &["gemini"],
+    ];
+    for want in choices {
+        for brief in [false, true] {
+            let p = ListParams {
+                formats: want.iter().map(|f| f.to_string()).collect(),
+                unordered: true,
+                brief,
+                ..ListParams::default()
+            };
+            let mut got = ix.sessions(&p).unwrap();
+            got.sort_by(|a, b| a.path.cmp(&b.path));
+            let mut of: Vec<&agentlog_index::SessionInfo> = all
+                .iter()
+                .filter(|s| want.contains(&s.format.as_str()))
+                .collect();
+            of.sort_by(|a, b| a.path.cmp(&b.path));
+            assert_eq!(got.len(), of.len(), "{want:?} brief {brief}");
+            assert_eq!(ix.count_sessions(&p).unwrap(), of.len(), "{want:?}");
+            for (g, a) in got.iter().zip(of) {
+                let total = |s: &agentlog_index::SessionInfo| {
+                    s.tokens
+                        .iter()
+                        .map(|t| t.responses + t.input + t.output + t.cache_read + t.cache_write)
+                        .sum::<u64>()
+                };
+                assert_eq!(
+                    (&g.session_id, &g.format, g.updated_ms, total(g)),
+                    (&a.session_id, &a.format, a.updated_ms, total(a)),
+                    "{want:?} brief {brief}"
+                );
+                if brief {
+                    assert_eq!(g.first_prompt, None);
+                    assert_eq!(
+                        g.title,
+                        agentlog_index::title::listed_title(
+                            a.title.as_deref(),
+                            a.first_prompt.as_deref()
+                        )
+                    );
+                    assert!(g.tokens.len() <= 1, "summed: {:?}", g.tokens);
+                } else {
+                    assert_eq!(g, a);
+                }
+            }
+        }
+    }
+}

@@ -116,7 +116,11 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         // Every cell of the table is sanitized (the table is not again:
         // checking its 1.5 MB at 1 GB of sessions was 3% of `ls`).
-        out::print_exact(&table(&listing.sessions, &settings.env.home))?;
+        write_table(
+            &listing.sessions,
+            &settings.env.home,
+            &mut std::io::stdout().lock(),
+        )?;
         if listing.matched > listing.sessions.len() {
             crate::eprintln_clean!(
                 "agentlog: showing {} of {} sessions (--limit)",
@@ -185,96 +189,143 @@ fn truncate_left(s: &str, max: usize) -> String {
     sanitize::truncate_start(s, max)
 }
 
-/// Renders the rows as an aligned table.
-fn table(rows: &[SessionSummary], home: &std::path::Path) -> String {
-    use std::fmt::Write as _;
+/// Writes the rows as an aligned table to `w`, line by line. The widths
+/// are found in a first pass; the cells that are costly to make (the
+/// start, the id and the project) are kept from it, the others made again
+/// while writing (holding every cell of 120,000 rows was a fifth of `ls`).
+fn write_table(
+    rows: &[SessionSummary],
+    home: &std::path::Path,
+    w: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    use std::io::Write as _;
     let home = home.to_string_lossy();
-    let cells: Vec<[String; 7]> = rows
-        .iter()
-        .map(|r| {
-            let mut started = String::with_capacity(16);
-            match r
-                .started_ms
-                .and_then(|ms| Local.timestamp_millis_opt(ms).single())
-            {
-                Some(t) => {
-                    let _ = write!(
-                        started,
-                        "{:04}-{:02}-{:02} {:02}:{:02}",
-                        t.year(),
-                        t.month(),
-                        t.day(),
-                        t.hour(),
-                        t.minute()
-                    );
-                }
-                None => started.push('-'),
-            }
-            let project = match r.project.as_deref() {
-                Some(p) => match p.strip_prefix(&*home) {
-                    Some(rest)
-                        if !home.is_empty() && (rest.is_empty() || rest.starts_with('/')) =>
-                    {
-                        truncate_left(&format!("~{rest}"), 32)
-                    }
-                    _ => truncate_left(p, 32),
-                },
-                None => "-".into(),
-            };
-            [
-                started,
-                sanitize::sanitize_line(&r.agent).into_owned(),
-                out::group(r.messages),
-                out::group(r.tokens),
-                sanitize::head(&r.id, 8),
-                project,
-                truncate(r.title.as_deref().unwrap_or("-"), 60),
-            ]
-        })
-        .collect();
     let header = [
         "STARTED", "AGENT", "MSGS", "TOKENS", "ID", "PROJECT", "TITLE",
     ];
-    // Every cell's width in characters, counted once.
-    let lens: Vec<[usize; 7]> = cells
-        .iter()
-        .map(|c| c.each_ref().map(|x| x.chars().count()))
-        .collect();
     let mut widths = header.map(|h| h.chars().count());
-    for l in &lens {
-        for (w, n) in widths.iter_mut().zip(l) {
-            *w = (*w).max(*n);
+    let mut kept: Vec<[String; 3]> = Vec::with_capacity(rows.len());
+    for r in rows {
+        let mut started = String::with_capacity(16);
+        started_cell(r.started_ms, &mut started);
+        let project = project_cell(r.project.as_deref(), &home);
+        let id = sanitize::head(&r.id, 8);
+        let cells = [
+            started.len(),
+            sanitize::sanitize_line(&r.agent).chars().count(),
+            grouped_len(r.messages),
+            grouped_len(r.tokens),
+            id.chars().count(),
+            project.chars().count(),
+        ];
+        for (w, n) in widths.iter_mut().zip(cells) {
+            *w = (*w).max(n);
         }
+        kept.push([started, id, project]);
     }
-    let total: usize = cells.iter().flatten().map(String::len).sum();
-    let mut out = String::with_capacity(total + rows.len() * (widths.iter().sum::<usize>() + 16));
-    let mut line = |cols: [&str; 7], lens: [usize; 7]| {
-        let start = out.len();
+    let mut line = String::with_capacity(256);
+    let put = |line: &mut String, cols: [&str; 7], lens: [usize; 7]| {
         for (i, ((cell, n), w)) in cols.iter().zip(lens).zip(widths).enumerate() {
             let pad = w.saturating_sub(n);
             // Numbers right-aligned; the title, last, not padded.
             if i == 2 || i == 3 {
-                out.extend(std::iter::repeat_n(' ', pad));
-                out.push_str(cell);
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
             } else if i == 6 {
-                out.push_str(cell);
+                line.push_str(cell);
             } else {
-                out.push_str(cell);
-                out.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
+                line.extend(std::iter::repeat_n(' ', pad));
             }
             if i < 6 {
-                out.push_str("  ");
+                line.push_str("  ");
             }
         }
-        let end = out[start..].trim_end().len();
-        out.truncate(start + end);
-        out.push('\n');
+        line.truncate(line.trim_end().len());
+        line.push('\n');
     };
-    line(header, header.map(|h| h.chars().count()));
-    for (c, l) in cells.iter().zip(&lens) {
-        line(c.each_ref().map(String::as_str), *l);
+    put(&mut line, header, header.map(|h| h.chars().count()));
+    let mut buf = std::io::BufWriter::with_capacity(64 * 1024, w);
+    buf.write_all(line.as_bytes())?;
+    for (r, [started, id, project]) in rows.iter().zip(&kept) {
+        let agent = sanitize::sanitize_line(&r.agent);
+        let (messages, tokens) = (out::group(r.messages), out::group(r.tokens));
+        let title = truncate(r.title.as_deref().unwrap_or("-"), 60);
+        line.clear();
+        put(
+            &mut line,
+            [started, &agent, &messages, &tokens, id, project, &title],
+            [
+                started.len(),
+                agent.chars().count(),
+                messages.len(),
+                tokens.len(),
+                id.chars().count(),
+                project.chars().count(),
+                0,
+            ],
+        );
+        buf.write_all(line.as_bytes())?;
     }
-    out
+    buf.flush()
+}
+
+/// Writes the start column of a session that started at `ms` into `cell`
+/// (`-` when it is not known): the local date and time to the minute.
+fn started_cell(ms: Option<i64>, cell: &mut String) {
+    use std::fmt::Write as _;
+    cell.clear();
+    match ms.and_then(|ms| Local.timestamp_millis_opt(ms).single()) {
+        // Digit by digit: `write!` was two thirds of this.
+        Some(t) if (0..=9999).contains(&t.year()) => {
+            let digits = |n: u32, width: u32| {
+                (0..width)
+                    .rev()
+                    .map(move |i| char::from(b'0' + (n / 10u32.pow(i) % 10) as u8))
+            };
+            cell.extend(digits(t.year() as u32, 4));
+            cell.push('-');
+            cell.extend(digits(t.month(), 2));
+            cell.push('-');
+            cell.extend(digits(t.day(), 2));
+            cell.push(' ');
+            cell.extend(digits(t.hour(), 2));
+            cell.push(':');
+            cell.extend(digits(t.minute(), 2));
+        }
+        Some(t) => {
+            let _ = write!(
+                cell,
+                "{:04}-{:02}-{:02} {:02}:{:02}",
+                t.year(),
+                t.month(),
+                t.day(),
+                t.hour(),
+                t.minute()
+            );
+        }
+        None => cell.push('-'),
+    }
+}
+
+/// The project column: the working directory, under the home directory as
+/// `~/…`, cut at the start to 32 characters (the end names the project).
+fn project_cell(project: Option<&str>, home: &str) -> String {
+    match project {
+        Some(p) => match p.strip_prefix(home) {
+            Some(rest) if !home.is_empty() && (rest.is_empty() || rest.starts_with('/')) => {
+                truncate_left(&format!("~{rest}"), 32)
+            }
+            _ => truncate_left(p, 32),
+        },
+        None => "-".into(),
+    }
+}
+
+/// The length of `n` as [`out::group`] writes it (ASCII digits and commas).
+fn grouped_len(n: u64) -> usize {
+    let digits = n.checked_ilog10().unwrap_or(0) as usize + 1;
+    digits + (digits - 1) / 3
 }
 
 /// Parses `--since` as every command does
@@ -313,6 +364,54 @@ mod tests {
         assert!(parse_since("2026-01-31", now).is_ok());
         assert!(parse_since("soon", now).is_err());
         assert!(parse_since("5y", now).is_err());
+    }
+
+    #[test]
+    fn grouped_numbers_are_as_long_as_they_are_written() {
+        for n in [
+            0, 1, 9, 10, 99, 100, 999, 1_000, 9_999, 12_345, 999_999, 1_000_000,
+        ]
+        .into_iter()
+        .chain([u64::MAX, u64::MAX / 7])
+        {
+            assert_eq!(grouped_len(n), out::group(n).len(), "{n}");
+        }
+    }
+
+    #[test]
+    fn start_times_are_written_digit_by_digit_as_formatted() {
+        let mut cell = String::new();
+        for ms in [
+            0,
+            1,
+            -1,
+            86_399_999,
+            1_769_817_600_000,
+            1_800_000_000_123,
+            253_402_300_799_999,
+            253_402_300_800_000,
+            -62_167_219_200_001,
+            i64::MAX,
+        ] {
+            started_cell(Some(ms), &mut cell);
+            let want = Local
+                .timestamp_millis_opt(ms)
+                .single()
+                .map(|t| {
+                    format!(
+                        "{:04}-{:02}-{:02} {:02}:{:02}",
+                        t.year(),
+                        t.month(),
+                        t.day(),
+                        t.hour(),
+                        t.minute()
+                    )
+                })
+                .unwrap_or_else(|| "-".into());
+            assert_eq!(cell, want, "{ms}");
+        }
+        started_cell(None, &mut cell);
+        assert_eq!(cell, "-");
     }
 
     #[test]
