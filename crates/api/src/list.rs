@@ -194,13 +194,19 @@ pub fn list_in(
         // Every session of these agents is listed: one read of the whole
         // catalog, sorted here (sorting in the database costs more than
         // reading).
+        // Every format: no filter for the backend (the rows of a format
+        // this build does not read are still left out below).
         let all = ListParams {
             unordered: true,
             brief: true,
-            formats: formats.clone(),
+            formats: if opts.agents.is_empty() {
+                Vec::new()
+            } else {
+                formats.clone()
+            },
             ..ListParams::default()
         };
-        let mut rows = Vec::new();
+        let mut rows = Vec::with_capacity(backend.count_sessions(&all)?);
         backend.for_each_session(&all, &mut |info| {
             if formats.contains(&info.format) {
                 rows.push(summary_from_info(info));

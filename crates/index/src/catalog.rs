@@ -82,8 +82,12 @@ impl TokensBySession {
     /// Takes the tokens of session `id` (empty when it has none, or they
     /// were taken already).
     fn take(&mut self, id: i64) -> Vec<SessionTokens> {
+        let after_last = self.next == 0 || self.rows[self.next - 1].0 < id;
         let start = match self.rows.get(self.next) {
             Some((s, _)) if *s == id => self.next,
+            // A session without tokens between the last one and the next.
+            Some((s, _)) if *s > id && after_last => return Vec::new(),
+            None if after_last => return Vec::new(),
             _ => self.rows.partition_point(|(s, _)| *s < id),
         };
         let len = self.rows[start..].partition_point(|(s, _)| *s == id);
@@ -214,6 +218,12 @@ impl Index {
              {order}"
         );
         let brief = p.brief && !p.bare;
+        // A read of the whole catalog, once.
+        let _scan = if p.limit == 0 && order.is_empty() {
+            Some(crate::schema::ScanCache::new(&self.conn, &self.path)?)
+        } else {
+            None
+        };
         let mut stmt = self.conn.prepare_cached(&sql).at(&self.path)?;
         let rows = stmt
             .query_map(
@@ -318,6 +328,7 @@ impl Index {
         paths: &[String],
     ) -> Result<Vec<Option<SessionInfo>>, IndexError> {
         use std::collections::hash_map::Entry;
+        let _scan = crate::schema::ScanCache::new(&self.conn, &self.path)?;
         let mut tokens = self.all_session_tokens()?;
         let mut stmt = self
             .conn
@@ -641,4 +652,57 @@ fn formats_key(formats: &[String]) -> String {
         f.push('\u{1f}');
     }
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_taken_by_session_in_any_order() {
+        let t = |model: &str, input| SessionTokens {
+            model: model.into(),
+            input,
+            ..SessionTokens::default()
+        };
+        let rows = vec![
+            (2, Some(t("a", 1))),
+            (2, Some(t("b", 2))),
+            (5, Some(t("a", 3))),
+            (7, Some(t("a", 4))),
+            (7, Some(t("c", 5))),
+        ];
+        let inputs = |v: Vec<SessionTokens>| v.iter().map(|t| t.input).collect::<Vec<_>>();
+        // In order, with sessions without tokens before, between and after.
+        let mut all = TokensBySession {
+            rows: rows.clone(),
+            next: 0,
+        };
+        let got: Vec<Vec<u64>> = (1..=9).map(|id| inputs(all.take(id))).collect();
+        let want: Vec<Vec<u64>> = vec![
+            vec![],
+            vec![1, 2],
+            vec![],
+            vec![],
+            vec![3],
+            vec![],
+            vec![4, 5],
+            vec![],
+            vec![],
+        ];
+        assert_eq!(got, want);
+        // Out of order, and twice.
+        let mut all = TokensBySession { rows, next: 0 };
+        for (id, want) in [
+            (7, vec![4, 5]),
+            (2, vec![1, 2]),
+            (6, vec![]),
+            (5, vec![3]),
+            (1, vec![]),
+            (7, vec![]),
+            (8, vec![]),
+        ] {
+            assert_eq!(inputs(all.take(id)), want, "{id}");
+        }
+    }
 }

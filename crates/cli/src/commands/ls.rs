@@ -204,9 +204,12 @@ fn write_table(
         "STARTED", "AGENT", "MSGS", "TOKENS", "ID", "PROJECT", "TITLE",
     ];
     let mut widths = header.map(|h| h.chars().count());
-    let mut kept: Vec<[String; 3]> = Vec::with_capacity(rows.len());
+    // The kept cells of every row, one after the other in one string, and
+    // where each row's three end.
+    let mut kept = String::with_capacity(rows.len() * 64);
+    let mut ends: Vec<[usize; 3]> = Vec::with_capacity(rows.len());
+    let mut started = String::with_capacity(16);
     for r in rows {
-        let mut started = String::with_capacity(16);
         started_cell(r.started_ms, &mut started);
         let project = project_cell(r.project.as_deref(), &home);
         let id = sanitize::head(&r.id, 8);
@@ -221,7 +224,12 @@ fn write_table(
         for (w, n) in widths.iter_mut().zip(cells) {
             *w = (*w).max(n);
         }
-        kept.push([started, id, project]);
+        kept.push_str(&started);
+        let a = kept.len();
+        kept.push_str(&id);
+        let b = kept.len();
+        kept.push_str(&project);
+        ends.push([a, b, kept.len()]);
     }
     let mut line = String::with_capacity(256);
     let put = |line: &mut String, cols: [&str; 7], lens: [usize; 7]| {
@@ -247,7 +255,10 @@ fn write_table(
     put(&mut line, header, header.map(|h| h.chars().count()));
     let mut buf = std::io::BufWriter::with_capacity(64 * 1024, w);
     buf.write_all(line.as_bytes())?;
-    for (r, [started, id, project]) in rows.iter().zip(&kept) {
+    let mut from = 0;
+    for (r, [a, b, c]) in rows.iter().zip(&ends) {
+        let (started, id, project) = (&kept[from..*a], &kept[*a..*b], &kept[*b..*c]);
+        from = *c;
         let agent = sanitize::sanitize_line(&r.agent);
         let (messages, tokens) = (out::group(r.messages), out::group(r.tokens));
         let title = truncate(r.title.as_deref().unwrap_or("-"), 60);
