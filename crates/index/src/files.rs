@@ -118,6 +118,11 @@ fn inode(_md: &std::fs::Metadata) -> u64 {
     0
 }
 
+/// Stored file states by path (foldhash, faster than the standard
+/// library's hasher for the path of every session file, which every
+/// `agentlog index` looks up).
+pub type States = foldhash::HashMap<String, FileState>;
+
 /// What the index stored about a file after its last update.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct FileState {

@@ -77,7 +77,7 @@ pub struct Index {
     lock_updates: bool,
 }
 
-type StateCache = (i64, std::collections::HashMap<String, files::FileState>);
+type StateCache = (i64, files::States);
 
 impl std::fmt::Debug for Index {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

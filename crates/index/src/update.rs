@@ -9,7 +9,6 @@ use crate::{writer, Index, IndexError};
 use agentlog_formats::discover::Found;
 use agentlog_formats::registry;
 use serde::Serialize;
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex, PoisonError};
@@ -123,7 +122,7 @@ impl Index {
     fn plan_with(
         &self,
         found: &[Found],
-        only: Option<&HashMap<String, FileState>>,
+        only: Option<&files::States>,
         remove_missing: bool,
         lock: bool,
     ) -> Result<Plan, IndexError> {
@@ -139,7 +138,7 @@ impl Index {
             self.load_states()?;
         }
         let cache = self.states.borrow();
-        let empty = HashMap::new();
+        let empty = files::States::default();
         let stored = only.unwrap_or_else(|| cache.as_ref().map_or(&empty, |c| &c.1));
         // Paths as bytes: hashing a `Path` walks its components.
         let mut seen: foldhash::HashSet<&[u8]> =
@@ -372,10 +371,7 @@ impl Index {
     /// Returns the stored state of every file, by path.
     /// With `since_ns`, only of the files last seen modified at or after
     /// it and of those whose last read failed.
-    pub(crate) fn file_states(
-        &self,
-        since_ns: Option<i64>,
-    ) -> Result<HashMap<String, FileState>, IndexError> {
+    pub(crate) fn file_states(&self, since_ns: Option<i64>) -> Result<files::States, IndexError> {
         // The recent files by the index on their time, the failed ones by
         // theirs (the `+` keeps SQLite off the time index there, which
         // would read nearly every row): a freshness check reads a few
@@ -392,8 +388,13 @@ impl Index {
             )),
         }
         .at(&self.path)?;
+        // Every file's state: the table read once, with a small cache.
+        let _scan = match since_ns {
+            None => Some(crate::schema::ScanCache::new(&self.conn, &self.path)?),
+            Some(_) => None,
+        };
         let rows = stmt.query_map([since_ns], state_row).at(&self.path)?;
-        let mut out = HashMap::new();
+        let mut out = files::States::default();
         for row in rows {
             let (p, s) = row.at(&self.path)?;
             out.insert(p, s);
@@ -424,7 +425,7 @@ impl Index {
 }
 
 /// Applies what an update wrote to the cache of file states.
-fn learn(cache: &mut HashMap<String, FileState>, learned: Vec<(PathBuf, Option<FileState>)>) {
+fn learn(cache: &mut files::States, learned: Vec<(PathBuf, Option<FileState>)>) {
     for (p, s) in learned {
         let k = path_key(&p).into_owned();
         match s {
