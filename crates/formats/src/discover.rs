@@ -16,7 +16,7 @@
 //! [`Format::discover`]: crate::Format::discover
 
 pub use crate::env::*;
-use crate::{registry, Diagnostic};
+use crate::{registry, Diagnostic, Format};
 
 /// What discovery found, and the places it could not look.
 #[derive(Clone, Debug, Default)]
@@ -43,29 +43,79 @@ pub fn discover_all(env: &DiscoverEnv, only: Option<&[String]>) -> Vec<Found> {
 /// A path claimed by two formats is listed once, for the first format in
 /// registry order.
 pub fn discover_report(env: &DiscoverEnv, only: Option<&[String]>) -> Discovery {
-    let previous = crate::env::begin_problems();
-    let previous_dirs = crate::env::begin_dirs();
-    let mut found = Vec::new();
-    // Paths as bytes: comparing and hashing a `Path` walks its components
-    // (a sixth of an `agentlog index` that finds nothing new).
-    let mut seen: foldhash::HashSet<Vec<u8>> = foldhash::HashSet::default();
-    for f in registry::all() {
-        if only.is_some_and(|names| !names.iter().any(|n| n == f.name())) {
-            continue;
+    let formats: Vec<&dyn Format> = registry::all()
+        .iter()
+        .copied()
+        .filter(|f| match only {
+            Some(names) => names.iter().any(|n| n == f.name()),
+            None => true,
+        })
+        .collect();
+    // The formats' walks on two threads (each its own problems and folders,
+    // gathered here in the formats' order): half the time of a discovery
+    // that walks thousands of folders.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let walk = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(f) = formats.get(i) else {
+                return done;
+            };
+            let previous = crate::env::begin_problems();
+            let previous_dirs = crate::env::begin_dirs();
+            let mut paths = f.discover(env);
+            crate::env::sort_paths(&mut paths);
+            let dirs = crate::env::end_dirs(previous_dirs);
+            let problems = crate::env::end_problems(previous);
+            done.push((i, paths, dirs, problems));
         }
-        let mut paths = f.discover(env);
-        crate::env::sort_paths(&mut paths);
+    };
+    let mut walked = std::thread::scope(|scope| {
+        let other = scope.spawn(walk);
+        let mut mine = walk();
+        // A walk that panicked panics here, as it would have on one thread.
+        mine.extend(
+            other
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+        );
+        mine
+    });
+    walked.sort_by_key(|w| w.0);
+    let mut lists = Vec::with_capacity(walked.len());
+    let mut dirs = Vec::new();
+    let mut diagnostics = Vec::new();
+    for (i, paths, d, problems) in walked {
+        lists.push((formats[i].name(), paths));
+        dirs.extend(d);
+        diagnostics.extend(problems);
+    }
+    // A path two formats found is the first one's. Paths as bytes, borrowed:
+    // comparing and hashing a `Path` walks its components, and copying each
+    // path's bytes was a tenth of finding every session.
+    let total = lists.iter().map(|(_, paths)| paths.len()).sum();
+    let mut keep = Vec::with_capacity(total);
+    let mut seen: foldhash::HashSet<&[u8]> =
+        foldhash::HashSet::with_capacity_and_hasher(total, Default::default());
+    for (_, paths) in &lists {
+        keep.extend(
+            paths
+                .iter()
+                .map(|p| seen.insert(p.as_os_str().as_encoded_bytes())),
+        );
+    }
+    drop(seen);
+    let mut found = Vec::with_capacity(total);
+    let mut keep = keep.into_iter();
+    for (format, paths) in lists {
         for path in paths {
-            if seen.insert(path.as_os_str().as_encoded_bytes().to_vec()) {
-                found.push(Found {
-                    path,
-                    format: f.name(),
-                });
+            if keep.next() == Some(true) {
+                found.push(Found { path, format });
             }
         }
     }
-    let dirs = crate::env::end_dirs(previous_dirs);
-    let mut diagnostics = crate::env::end_problems(previous);
+    crate::env::settle_dirs(&mut dirs);
     diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
     diagnostics.dedup();
     Discovery {

@@ -185,7 +185,14 @@ pub fn mtime_ns(path: &Path) -> Option<i64> {
 pub fn note_dir(dir: &Path) {
     let mut at = Some(dir);
     while let Some(d) = at {
-        if let Some(t) = mtime_ns(d).filter(|_| d.is_dir()) {
+        // One `stat` for both questions.
+        let dir_time = std::fs::metadata(d)
+            .ok()
+            .filter(std::fs::Metadata::is_dir)
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_nanos()).ok());
+        if let Some(t) = dir_time {
             DIRS.with(|v| v.borrow_mut().push((d.to_path_buf(), t)));
             return;
         }
@@ -203,9 +210,14 @@ pub(crate) fn begin_dirs() -> Vec<(PathBuf, i64)> {
 /// the earliest time seen) and restores `previous`.
 pub(crate) fn end_dirs(previous: Vec<(PathBuf, i64)>) -> Vec<(PathBuf, i64)> {
     let mut dirs = DIRS.with(|v| std::mem::replace(&mut *v.borrow_mut(), previous));
+    settle_dirs(&mut dirs);
+    dirs
+}
+
+/// Sorts folders by path and keeps each once, with the earliest time seen.
+pub(crate) fn settle_dirs(dirs: &mut Vec<(PathBuf, i64)>) {
     dirs.sort();
     dirs.dedup_by(|a, b| a.0 == b.0);
-    dirs
 }
 
 fn note_unreadable(dir: &Path, err: &std::io::Error) {
@@ -308,7 +320,8 @@ pub fn sort_paths(paths: &mut Vec<PathBuf>) {
             .as_encoded_bytes()
             .cmp(b.as_os_str().as_encoded_bytes())
     });
-    paths.dedup();
+    // By bytes too: `PathBuf`'s equality parses both paths.
+    paths.dedup_by(|a, b| a.as_os_str().as_encoded_bytes() == b.as_os_str().as_encoded_bytes());
 }
 
 /// What names a backup `agentlog scrub` keeps beside a session
