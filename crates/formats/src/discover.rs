@@ -71,17 +71,23 @@ pub fn discover_report(env: &DiscoverEnv, only: Option<&[String]>) -> Discovery 
             done.push((i, paths, dirs, problems));
         }
     };
-    let mut walked = std::thread::scope(|scope| {
-        let other = scope.spawn(walk);
-        let mut mine = walk();
-        // A walk that panicked panics here, as it would have on one thread.
-        mine.extend(
-            other
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e)),
-        );
-        mine
-    });
+    let two = formats.len() > 1 && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let mut walked = if two {
+        std::thread::scope(|scope| {
+            let other = scope.spawn(walk);
+            let mut mine = walk();
+            // A walk that panicked panics here, as it would have on one
+            // thread.
+            mine.extend(
+                other
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            );
+            mine
+        })
+    } else {
+        walk()
+    };
     walked.sort_by_key(|w| w.0);
     let mut lists = Vec::with_capacity(walked.len());
     let mut dirs = Vec::new();

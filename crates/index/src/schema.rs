@@ -194,7 +194,7 @@ fn configure_waiting(
 }
 
 /// The page cache of every connection, in KiB.
-pub(crate) const CACHE_KIB: u32 = 32 * 1024;
+const CACHE_KIB: u32 = 32 * 1024;
 
 /// The page cache while a connection reads a whole table once, in KiB.
 const SCAN_CACHE_KIB: u32 = 2 * 1024;
@@ -203,13 +203,21 @@ const SCAN_CACHE_KIB: u32 = 2 * 1024;
 /// (which no cache speeds up), and made its usual size again when dropped:
 /// filling 32 MB of cache was a third of reading the catalog of 120,000
 /// sessions, and as much memory.
-pub(crate) struct ScanCache<'c>(&'c Connection);
+pub(crate) struct ScanCache<'c> {
+    conn: &'c Connection,
+    /// The cache size before (`PRAGMA cache_size`'s own value: pages, or
+    /// KiB when negative), put back when dropped: a build sets a larger one.
+    before: i64,
+}
 
 impl<'c> ScanCache<'c> {
     pub(crate) fn new(conn: &'c Connection, path: &Path) -> Result<Self, IndexError> {
+        let before: i64 = conn
+            .query_row("PRAGMA cache_size", [], |r| r.get(0))
+            .at(path)?;
         conn.execute_batch(&format!("PRAGMA cache_size=-{SCAN_CACHE_KIB}"))
             .at(path)?;
-        Ok(ScanCache(conn))
+        Ok(ScanCache { conn, before })
     }
 }
 
@@ -217,8 +225,8 @@ impl Drop for ScanCache<'_> {
     fn drop(&mut self) {
         // Only a cache size: nothing is lost when this fails.
         let _ = self
-            .0
-            .execute_batch(&format!("PRAGMA cache_size=-{CACHE_KIB}"));
+            .conn
+            .execute_batch(&format!("PRAGMA cache_size={}", self.before));
     }
 }
 
@@ -616,4 +624,25 @@ pub(crate) fn set_last_check(conn: &Connection, path: &Path, now: i64) -> Result
     )
     .at(path)
     .map(|_| ())
+}
+
+#[cfg(test)]
+mod scan_cache_tests {
+    use super::*;
+
+    #[test]
+    fn a_scan_cache_puts_back_the_size_there_was() {
+        let conn = Connection::open_in_memory().unwrap_or_else(|e| panic!("{e}"));
+        let size = |c: &Connection| -> i64 {
+            c.query_row("PRAGMA cache_size", [], |r| r.get(0))
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        conn.execute_batch("PRAGMA cache_size=-65536")
+            .unwrap_or_else(|e| panic!("{e}"));
+        {
+            let _scan = ScanCache::new(&conn, Path::new("test")).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(size(&conn), -i64::from(SCAN_CACHE_KIB));
+        }
+        assert_eq!(size(&conn), -65536);
+    }
 }
