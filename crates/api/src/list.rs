@@ -519,10 +519,9 @@ pub fn summary(found: &Found, s: &Session) -> SessionSummary {
         .and_then(Timestamp::millis)
         .or(last_time)
         .or(mtime);
-    let title = match s.meta.title.as_deref().filter(|t| !t.trim().is_empty()) {
-        Some(t) => listed_title(Some(t), None),
-        None => listed_title(None, s.first_prompt().as_deref()),
-    };
+    // The first prompt is looked for only when the title is blank.
+    let title = listed_title(s.meta.title.as_deref(), None)
+        .or_else(|| listed_title(None, s.first_prompt().as_deref()));
     SessionSummary {
         agent: s.meta.agent.as_str().to_string(),
         format: found.format.to_string(),

@@ -286,37 +286,31 @@ fn write_table(
 fn started_cell(ms: Option<i64>, cell: &mut String) {
     use std::fmt::Write as _;
     cell.clear();
-    match ms.and_then(|ms| Local.timestamp_millis_opt(ms).single()) {
-        // Digit by digit: `write!` was two thirds of this.
-        Some(t) if (0..=9999).contains(&t.year()) => {
-            let digits = |n: u32, width: u32| {
-                (0..width)
-                    .rev()
-                    .map(move |i| char::from(b'0' + (n / 10u32.pow(i) % 10) as u8))
-            };
-            cell.extend(digits(t.year() as u32, 4));
-            cell.push('-');
-            cell.extend(digits(t.month(), 2));
-            cell.push('-');
-            cell.extend(digits(t.day(), 2));
-            cell.push(' ');
-            cell.extend(digits(t.hour(), 2));
-            cell.push(':');
-            cell.extend(digits(t.minute(), 2));
+    let Some(t) = ms.and_then(|ms| Local.timestamp_millis_opt(ms).single()) else {
+        cell.push('-');
+        return;
+    };
+    // Digit by digit: `write!` was two thirds of this.
+    let digits = |n: u32, width: u32| {
+        (0..width)
+            .rev()
+            .map(move |i| char::from(b'0' + (n / 10u32.pow(i) % 10) as u8))
+    };
+    match u32::try_from(t.year()) {
+        Ok(year) if year <= 9999 => cell.extend(digits(year, 4)),
+        // A year of more than four digits, or before year 0.
+        _ => {
+            let _ = write!(cell, "{:04}", t.year());
         }
-        Some(t) => {
-            let _ = write!(
-                cell,
-                "{:04}-{:02}-{:02} {:02}:{:02}",
-                t.year(),
-                t.month(),
-                t.day(),
-                t.hour(),
-                t.minute()
-            );
-        }
-        None => cell.push('-'),
     }
+    cell.push('-');
+    cell.extend(digits(t.month(), 2));
+    cell.push('-');
+    cell.extend(digits(t.day(), 2));
+    cell.push(' ');
+    cell.extend(digits(t.hour(), 2));
+    cell.push(':');
+    cell.extend(digits(t.minute(), 2));
 }
 
 /// The project column: the working directory, under the home directory as
