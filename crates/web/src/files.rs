@@ -89,7 +89,9 @@ pub fn session_page(
 
 /// Renders one session as [`session_page`] does, with its subagents'
 /// sessions (file, session: see [`read_subagents`]) inside the calls that
-/// started them, redacted as the session is.
+/// started them, redacted as the session is. What no page shows is dropped
+/// from the sessions first ([`crate::render::keep_shown`]), so only what
+/// the page can show is searched for secrets.
 pub fn session_page_with(
     session: &mut Session,
     subagents: &mut [(String, Session)],
@@ -98,6 +100,10 @@ pub fn session_page_with(
 ) -> Result<(String, agentlog_redact::Report), ExportError> {
     let mut shown = shown.to_string();
     let mut report = agentlog_redact::Report::default();
+    crate::render::keep_shown(session);
+    for (_, sub) in subagents.iter_mut() {
+        crate::render::keep_shown(sub);
+    }
     if let Some(r) = redactor(redact)? {
         report = r.session(session);
         for (path, sub) in subagents.iter_mut() {

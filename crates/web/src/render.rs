@@ -63,6 +63,44 @@ pub struct Subagent {
 /// Entries of a subagent shown inside its call.
 pub const SUBAGENT_ENTRIES: usize = 200;
 
+/// The key of an entry's native fields that pages read: a tool result's
+/// `toolUseResult.agentId` names the subagent its call started.
+const TOOL_USE_RESULT: &str = "toolUseResult";
+
+/// Drops from `session` the native fields no page shows: every key of an
+/// entry's `extra` map but the subagent a tool result names and the mark of
+/// a derived entry, and the `extra` maps of message blocks. A page rendered
+/// from the session after this is the same page (a test checks it on every
+/// sample file), and redacting the session after this redacts what a page
+/// can show and nothing else: Claude Code keeps each tool's output twice
+/// (in the result block and again in `toolUseResult`), so this halves the
+/// text an export searches for secrets.
+pub fn keep_shown(session: &mut Session) {
+    for e in &mut session.entries {
+        if !e.extra.is_empty() {
+            let agent = e
+                .extra
+                .get(TOOL_USE_RESULT)
+                .and_then(|t| t.get("agentId"))
+                .filter(|a| a.is_string())
+                .cloned();
+            e.extra
+                .retain(|k, _| k.as_str() == agentlog_model::DERIVED_FROM);
+            if let Some(agent) = agent {
+                e.extra.insert(
+                    TOOL_USE_RESULT.into(),
+                    Value::Object([("agentId".to_string(), agent)].into_iter().collect()),
+                );
+            }
+        }
+        if let EntryKind::Message(m) = &mut e.kind {
+            for b in &mut m.content {
+                b.extra = Default::default();
+            }
+        }
+    }
+}
+
 impl Subagent {
     /// Renders the subagent session `sub` read from `path`.
     pub fn of(sub: &Session, path: &str, target: &Target) -> Subagent {
@@ -152,7 +190,7 @@ impl<'a> View<'a> {
         for e in &session.entries {
             let agent = e
                 .extra
-                .get("toolUseResult")
+                .get(TOOL_USE_RESULT)
                 .and_then(|t| t.get("agentId"))
                 .and_then(Value::as_str);
             if let (Some(agent), Some(m)) = (agent, e.message()) {

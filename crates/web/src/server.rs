@@ -307,6 +307,7 @@ impl App {
             )));
         }
         let mut read = agentlog_index::backend::read_session(&info, kept.as_deref())?;
+        crate::render::keep_shown(&mut read.session);
         if let Some(r) = self.redactor()? {
             r.session(&mut read.session);
         }
@@ -316,8 +317,9 @@ impl App {
         } else {
             Vec::new()
         };
-        if let Some(r) = self.redactor()? {
-            for (_, sub) in &mut subagents {
+        for (_, sub) in &mut subagents {
+            crate::render::keep_shown(sub);
+            if let Some(r) = self.redactor()? {
                 r.session(sub);
             }
         }
