@@ -138,6 +138,7 @@ impl Redactor {
         let mut w = walk::Walk {
             rules: &self.rules,
             report: &mut report,
+            clean: &mut walk::Clean::default(),
             entry: None,
             line: None,
         };
@@ -156,6 +157,7 @@ impl Redactor {
         let mut w = walk::Walk {
             rules: &self.rules,
             report: &mut report,
+            clean: &mut walk::Clean::default(),
             entry: None,
             line: None,
         };
@@ -170,6 +172,7 @@ impl Redactor {
         let mut w = walk::Walk {
             rules: &self.rules,
             report: &mut report,
+            clean: &mut walk::Clean::default(),
             entry: None,
             line: None,
         };

@@ -8,7 +8,7 @@
 
 use crate::report::Report;
 use crate::rules::Rules;
-use crate::walk::Walk;
+use crate::walk::{Clean, Walk};
 use crate::RedactError;
 use serde_json::Value;
 
@@ -52,6 +52,7 @@ fn plain_text(
         let mut w = Walk {
             rules,
             report,
+            clean: &mut Clean::default(),
             entry: None,
             line: Some(line),
         };
@@ -169,6 +170,7 @@ fn redact_value(
     let mut w = Walk {
         rules,
         report,
+        clean: &mut Clean::default(),
         entry: None,
         line: Some(line),
     };

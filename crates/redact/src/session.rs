@@ -91,6 +91,7 @@ fn entry(w: &mut Walk<'_>, e: &mut Entry) {
     let mut inner = Walk {
         rules: w.rules,
         report: &mut *w.report,
+        clean: &mut *w.clean,
         entry: Some(id),
         line: *line,
     };

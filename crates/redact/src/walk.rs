@@ -18,10 +18,38 @@ pub(crate) fn join(parent: &str, key: &str) -> String {
     }
 }
 
+/// The longest text [`Clean`] remembers.
+const CLEAN_LEN: usize = 256;
+
+/// The most texts [`Clean`] remembers in one pass.
+const CLEAN_MAX: usize = 1 << 14;
+
+/// Short texts of one pass already found to hold no secret. A session
+/// repeats the same strings on every record (its id, working directory,
+/// branch, version, the id of a streamed response on each of its chunks):
+/// three in four of the texts a Claude session gives the rules are such
+/// repeats, and each would otherwise be searched again.
+#[derive(Default)]
+pub(crate) struct Clean(foldhash::HashSet<Box<str>>);
+
+impl Clean {
+    fn remembers(&self, s: &str) -> bool {
+        s.len() <= CLEAN_LEN && self.0.contains(s)
+    }
+
+    fn remember(&mut self, s: &str) {
+        if s.len() <= CLEAN_LEN && self.0.len() < CLEAN_MAX {
+            self.0.insert(s.into());
+        }
+    }
+}
+
 /// The state of one redaction pass: the rules, the report, and where we are.
 pub(crate) struct Walk<'a> {
     pub rules: &'a Rules,
     pub report: &'a mut Report,
+    /// Texts of this pass already found clean.
+    pub clean: &'a mut Clean,
     /// The entry being walked, if any.
     pub entry: Option<&'a str>,
     /// The line being walked, if known.
@@ -46,8 +74,12 @@ impl Walk<'_> {
     /// twice) is redacted as JSON and written back compactly, so it stays
     /// valid JSON.
     pub fn string(&mut self, s: &mut String, path: &dyn Fn() -> String) {
+        if self.clean.remembers(s) {
+            return;
+        }
         let hits = self.rules.find(s);
         if hits.is_empty() {
+            self.clean.remember(s);
             return;
         }
         let trimmed = s.trim_start();
@@ -128,5 +160,29 @@ impl Walk<'_> {
             }
             self.value(item, &|| join(&path(), k));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn a_text_seen_again_is_searched_as_the_first_time() {
+        let r = crate::Redactor::new().unwrap();
+        let secret = "push with ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 please";
+        let clean = "/home/dev/src/payments";
+        let mut v = json!([secret, clean, secret, clean, {"a": secret, "b": clean}]);
+        let report = r.value(&mut v, "x");
+        assert_eq!(report.len(), 3, "{report:?}");
+        let redacted = "push with [REDACTED:github-pat] please";
+        assert_eq!(
+            v,
+            json!([redacted, clean, redacted, clean, {"a": redacted, "b": clean}])
+        );
+        // Whether a text was seen before or not, in one pass or another.
+        let mut again = json!([clean, secret]);
+        assert_eq!(r.value(&mut again, "x").len(), 1);
+        assert_eq!(again, json!([clean, redacted]));
     }
 }
