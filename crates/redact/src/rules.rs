@@ -204,8 +204,9 @@ impl LazyRegex {
     }
 
     /// True when `text` is shorter than any match of the pattern, as far
-    /// as its screen knows (once the pattern has run).
-    pub(crate) fn too_long_for(&self, text: &[u8]) -> bool {
+    /// as its screen knows (once the screen is built: a pattern whose full
+    /// regex came first never skips a text this way).
+    pub(crate) fn cannot_fit_in(&self, text: &[u8]) -> bool {
         self.screen
             .get()
             .and_then(Option::as_ref)
@@ -430,7 +431,7 @@ impl Rules {
             run.insert(self.keyword_rule[k]);
         });
         for (i, rule) in self.rules.iter().enumerate() {
-            if !run.contains(i) || rule.regex.too_long_for(bytes) || !rule.regex.may_match(bytes) {
+            if !run.contains(i) || rule.regex.cannot_fit_in(bytes) || !rule.regex.may_match(bytes) {
                 continue;
             }
             let Some(regex) = rule.regex.get() else {
@@ -1097,8 +1098,19 @@ mod tests {
             .unwrap();
         // It always runs (no keywords); its screen is built on first use.
         assert!(rules.find("nothing to see in this text at all").is_empty());
-        assert!(discord.regex.too_long_for(&[b'M'; 58]));
-        assert!(!discord.regex.too_long_for(&[b'M'; 59]));
+        assert!(discord.regex.cannot_fit_in(&[b'M'; 58]));
+        assert!(!discord.regex.cannot_fit_in(&[b'M'; 59]));
+        // `find` does not ask its screen about a shorter text, and does
+        // about a text that is long enough.
+        let searched = || discord.regex.screened.load(Ordering::Relaxed);
+        let before = searched();
+        assert!(rules
+            .find("a shorter text than fifty-nine bytes")
+            .is_empty());
+        assert_eq!(searched(), before);
+        let long = "a text that is long enough to hold the shortest Discord bot token.";
+        assert!(long.len() >= 59 && rules.find(long).is_empty());
+        assert_eq!(searched(), before + long.len());
         let token = format!(
             "M{}.{}.{}",
             "a1B2c3D4e5".repeat(2) + "xYz",
