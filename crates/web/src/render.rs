@@ -1028,6 +1028,14 @@ mod tests {
     }
 
     fn subagent(id: &str, prompt: &str) -> Subagent {
+        Subagent::of(
+            &subagent_session(id, prompt),
+            &format!("/h/s1/subagents/agent-{id}.jsonl"),
+            &Target::Export,
+        )
+    }
+
+    fn subagent_session(id: &str, prompt: &str) -> Session {
         let mut sub = Session::new(SessionMeta::new(format!("agent-{id}"), Agent::Claude));
         sub.push(Entry::new(
             "c1",
@@ -1039,11 +1047,32 @@ mod tests {
             Some("c1".into()),
             EntryKind::Message(Message::text(Role::Assistant, "three TODOs, in lexer.rs")),
         ));
-        Subagent::of(
-            &sub,
-            &format!("/h/s1/subagents/agent-{id}.jsonl"),
-            &Target::Export,
-        )
+        sub
+    }
+
+    #[test]
+    fn a_subagent_named_by_a_tool_result_is_still_shown_after_keep_shown() {
+        let mut s = with_subagent_call();
+        s.entries[0]
+            .extra
+            .insert("cwd".into(), serde_json::json!("/home/dev/src/app"));
+        let subs = vec![(
+            "/h/s1/subagents/agent-abc123.jsonl".to_string(),
+            subagent_session("abc123", "find the TODOs"),
+        )];
+        let before = crate::pages::export_session_with(&s, "/h/s1.jsonl", &subs);
+        assert!(before.contains("subagent: find the TODOs"), "{before}");
+        let mut pruned = s.clone();
+        keep_shown(&mut pruned);
+        let mut pruned_subs = subs.clone();
+        keep_shown(&mut pruned_subs[0].1);
+        let after = crate::pages::export_session_with(&pruned, "/h/s1.jsonl", &pruned_subs);
+        assert!(before == after, "the page changed");
+        assert_eq!(
+            Value::Object(pruned.entries[1].extra.clone()),
+            serde_json::json!({"toolUseResult": {"agentId": "abc123"}})
+        );
+        assert!(pruned.entries[0].extra.is_empty());
     }
 
     #[test]
