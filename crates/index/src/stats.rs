@@ -93,7 +93,9 @@ pub struct StatRow {
 }
 
 impl StatRow {
-    fn add(&mut self, o: &StatRow) {
+    /// Adds the counts and cost of `o` to this row (not its key); a cost
+    /// known on either side stays known.
+    pub fn add(&mut self, o: &StatRow) {
         self.responses += o.responses;
         self.input += o.input;
         self.output += o.output;

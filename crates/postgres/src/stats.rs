@@ -97,21 +97,18 @@ impl PgIndex {
                 key,
                 ..StatRow::default()
             });
-            add(
-                g,
-                &StatRow {
-                    key: String::new(),
-                    responses,
-                    input,
-                    output,
-                    cache_read,
-                    cache_write,
-                    reasoning,
-                    total: input + output + cache_read + cache_write,
-                    cost_usd,
-                    unpriced_responses: unpriced,
-                },
-            );
+            g.add(&StatRow {
+                key: String::new(),
+                responses,
+                input,
+                output,
+                cache_read,
+                cache_write,
+                reasoning,
+                total: input + output + cache_read + cache_write,
+                cost_usd,
+                unpriced_responses: unpriced,
+            });
         }
         let mut rows: Vec<StatRow> = groups.into_values().collect();
         if p.by != GroupBy::Day {
@@ -122,7 +119,7 @@ impl PgIndex {
             ..StatRow::default()
         };
         for r in &rows {
-            add(&mut total, r);
+            total.add(r);
         }
         Ok(Stats {
             by: p.by,
@@ -139,19 +136,4 @@ fn day_name(days: &str) -> String {
         .ok()
         .and_then(|d| chrono::DateTime::from_timestamp(d.checked_mul(86_400)?, 0))
         .map_or_else(|| days.to_string(), |t| t.format("%Y-%m-%d").to_string())
-}
-
-fn add(a: &mut StatRow, o: &StatRow) {
-    a.responses += o.responses;
-    a.input += o.input;
-    a.output += o.output;
-    a.cache_read += o.cache_read;
-    a.cache_write += o.cache_write;
-    a.reasoning += o.reasoning;
-    a.total += o.total;
-    a.unpriced_responses += o.unpriced_responses;
-    a.cost_usd = match (a.cost_usd, o.cost_usd) {
-        (Some(x), Some(y)) => Some(x + y),
-        (x, y) => x.or(y),
-    };
 }
