@@ -18,7 +18,7 @@ pub const BUILTIN_RULES: &str = include_str!("rules.toml");
 const BUILTIN_RULES_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/rules.json"));
 
 /// Text shorter than this holds no secret any rule finds; it is skipped.
-const MIN_TEXT_LEN: usize = 8;
+pub(crate) const MIN_TEXT_LEN: usize = 8;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -538,8 +538,6 @@ fn whole_chars(text: &str, mut start: usize, mut end: usize) -> (usize, usize) {
 /// is still found (perhaps twice: the rules to run are a set).
 struct Keywords {
     dfa: aho_corasick::dfa::DFA,
-    /// The length of the longest keyword.
-    longest: usize,
 }
 
 /// Pieces a long text is searched as at once (four: see [`Keywords::each`]).
@@ -557,10 +555,7 @@ impl Keywords {
             .map_err(|e| RedactError::Rules {
                 message: format!("keywords: {e}"),
             })?;
-        Ok(Keywords {
-            longest: patterns.iter().map(String::len).max().unwrap_or(0),
-            dfa,
-        })
+        Ok(Keywords { dfa })
     }
 
     /// Calls `found(keyword, end)` for every occurrence of a keyword in
@@ -572,14 +567,9 @@ impl Keywords {
             return;
         };
         let next = |sid: StateID, b: u8| dfa.next_state(Anchored::No, sid, b);
-        if text.len() < LANES_FROM || self.longest == 0 {
-            let mut sid = start;
-            for (at, &b) in text.iter().enumerate() {
-                sid = next(sid, b);
-                if dfa.is_special(sid) {
-                    self.matches(sid, at + 1, found);
-                }
-            }
+        let longest = dfa.max_pattern_len();
+        if text.len() < LANES_FROM || longest == 0 {
+            self.run(start, text, 0, found);
             return;
         }
         // Piece `l` holds the ends from `l * piece` to the next piece (the
@@ -587,7 +577,7 @@ impl Keywords {
         // before them (the first at 0). The pieces are searched together
         // for as long as the shortest, then each to its end.
         let piece = text.len() / LANES;
-        let back = self.longest - 1;
+        let back = longest - 1;
         let from: [usize; LANES] = std::array::from_fn(|l| (l * piece).saturating_sub(back));
         let to: [usize; LANES] = std::array::from_fn(|l| {
             if l + 1 == LANES {
@@ -618,13 +608,25 @@ impl Keywords {
             }
         }
         for l in 0..LANES {
-            let mut s = sid[l];
             let rest = from[l] + together;
-            for (at, &b) in text[rest..to[l]].iter().enumerate() {
-                s = next(s, b);
-                if dfa.is_special(s) {
-                    self.matches(s, rest + at + 1, found);
-                }
+            self.run(sid[l], &text[rest..to[l]], rest, found);
+        }
+    }
+
+    /// Searches `piece`, which starts at byte `offset` of the text, from
+    /// state `sid`, reporting as [`Keywords::each`] does.
+    #[inline]
+    fn run(
+        &self,
+        mut sid: StateID,
+        piece: &[u8],
+        offset: usize,
+        found: &mut dyn FnMut(usize, usize),
+    ) {
+        for (at, &b) in piece.iter().enumerate() {
+            sid = self.dfa.next_state(Anchored::No, sid, b);
+            if self.dfa.is_special(sid) {
+                self.matches(sid, offset + at + 1, found);
             }
         }
     }
@@ -643,7 +645,7 @@ impl Keywords {
 impl std::fmt::Debug for Keywords {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Keywords")
-            .field("longest", &self.longest)
+            .field("patterns", &self.dfa.patterns_len())
             .finish_non_exhaustive()
     }
 }

@@ -1,7 +1,7 @@
 //! Redacting strings and JSON values, recording what was found where.
 
 use crate::report::{fingerprint, Finding, Location, Report};
-use crate::rules::{Hit, Rules};
+use crate::rules::{Hit, Rules, MIN_TEXT_LEN};
 use serde_json::Value;
 
 /// Returns the marker that replaces a secret of `kind`.
@@ -33,12 +33,18 @@ const CLEAN_MAX: usize = 1 << 14;
 pub(crate) struct Clean(foldhash::HashSet<Box<str>>);
 
 impl Clean {
+    /// True for a text worth remembering: one the rules search at all
+    /// (see [`MIN_TEXT_LEN`]), and short.
+    fn kept(s: &str) -> bool {
+        (MIN_TEXT_LEN..=CLEAN_LEN).contains(&s.len())
+    }
+
     fn remembers(&self, s: &str) -> bool {
-        s.len() <= CLEAN_LEN && self.0.contains(s)
+        Clean::kept(s) && self.0.contains(s)
     }
 
     fn remember(&mut self, s: &str) {
-        if s.len() <= CLEAN_LEN && self.0.len() < CLEAN_MAX {
+        if Clean::kept(s) && self.0.len() < CLEAN_MAX {
             self.0.insert(s.into());
         }
     }
