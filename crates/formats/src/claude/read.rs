@@ -14,7 +14,7 @@
 //! Every entry then keeps, under [`MARK`], what its native lines still
 //! differ in from a rebuilt line, so the writer gives them back exactly.
 
-use super::wire::{self, MARK};
+use super::wire::{self, sift, MARK};
 use crate::Diagnostic;
 use agentlog_model::{
     Agent, Block, BlockKind, Entry, EntryKind, Extra, Message, Role, Session, SessionMeta,
@@ -143,15 +143,23 @@ fn timestamp_of(o: &Map<String, Value>) -> Option<Timestamp> {
     }
 }
 
-fn without(o: &Map<String, Value>, keys: &[&str]) -> Extra {
-    o.iter()
-        .filter(|(k, _)| !keys.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+/// The fields of a record but the envelope the model holds for every
+/// record (`type`, `uuid`, `parentUuid`, `timestamp`), moved.
+fn without_envelope(o: Map<String, Value>) -> Extra {
+    sift(o, |k, v| {
+        (!matches!(k, "type" | "uuid" | "parentUuid" | "timestamp")).then_some(v)
+    })
 }
 
-/// Envelope keys the model holds for every record.
-const ENVELOPE: [&str; 4] = ["type", "uuid", "parentUuid", "timestamp"];
+/// What a record says of its place in the tree, read before its parts are
+/// moved into its entry.
+struct Links {
+    /// `parentUuid`: the id, `Some(None)` when null, `None` when absent or
+    /// not a string.
+    parent: Option<Option<String>>,
+    /// `logicalParentUuid` (a compaction's parent across the boundary).
+    logical_parent: Option<String>,
+}
 
 struct Reader<'a> {
     path: &'a Path,
@@ -205,17 +213,20 @@ pub(crate) fn read(path: &Path, bytes: &[u8], to_write_back: bool) -> (Session, 
 
 impl Reader<'_> {
     fn record(&mut self, n: u64, v: Value) {
-        let Some(o) = v.as_object() else {
-            self.diags.push(Diagnostic::warning(
-                self.path,
-                Some(n),
-                "not-an-object",
-                "line is JSON but not an object; kept verbatim as an unknown record",
-            ));
-            self.push_unknown(n, None, v);
-            return;
+        let o = match v {
+            Value::Object(o) => o,
+            v => {
+                self.diags.push(Diagnostic::warning(
+                    self.path,
+                    Some(n),
+                    "not-an-object",
+                    "line is JSON but not an object; kept verbatim as an unknown record",
+                ));
+                self.push_unknown(n, None, v);
+                return;
+            }
         };
-        self.meta.observe(o);
+        self.meta.observe(&o);
         let ty = o.get("type").and_then(Value::as_str).map(str::to_string);
         let uuid = o.get("uuid").and_then(Value::as_str).map(str::to_string);
         let message = o.get("message");
@@ -234,12 +245,17 @@ impl Reader<'_> {
                     ty.as_deref().unwrap_or("untyped")
                 ),
             ));
-            self.push_unknown(n, ty, v);
+            self.push_unknown(n, ty, Value::Object(o));
             return;
         }
-        if is_message && self.try_merge(n, o, uuid.as_deref()) {
-            return;
-        }
+        let o = if is_message {
+            match self.try_merge(n, o, uuid.as_deref()) {
+                Ok(()) => return,
+                Err(o) => o,
+            }
+        } else {
+            o
+        };
         if let (Some(u), Some(p)) = (uuid.as_deref(), self.prev) {
             if self.by_uuid.get(u) == Some(&p) {
                 self.diags.push(Diagnostic::info(
@@ -249,7 +265,7 @@ impl Reader<'_> {
                     format!("record repeats the uuid {u} of the record before it (a resumed session replaying it); kept with it"),
                 ));
                 self.alias.insert(u.to_string(), self.entries[p].id.clone());
-                let raw = self.kept(v);
+                let raw = self.kept(&o);
                 self.lines[p].push(Line {
                     number: n,
                     raw,
@@ -273,11 +289,26 @@ impl Reader<'_> {
             }
             None => format!("line-{n}"),
         };
+        // What is read of the record as a whole, before its parts are
+        // moved into the entry.
+        let raw = self.kept(&o);
+        let timestamp = timestamp_of(&o);
+        let links = Links {
+            parent: match o.get("parentUuid") {
+                Some(Value::String(p)) => Some(Some(p.clone())),
+                Some(Value::Null) => Some(None),
+                _ => None,
+            },
+            logical_parent: o
+                .get("logicalParentUuid")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        };
         let (kind, extra) = if is_message {
             self.message_kind(o, ty.as_deref())
         } else {
             match ty.as_deref() {
-                Some(t) => self.other_kind(n, t, o, &v),
+                Some(t) => self.other_kind(n, t, o),
                 None => {
                     self.diags.push(Diagnostic::info(
                         self.path,
@@ -288,24 +319,26 @@ impl Reader<'_> {
                     (
                         EntryKind::Unknown {
                             record_type: None,
-                            raw: v.clone(),
+                            raw: Value::Object(o),
                         },
                         Extra::new(),
                     )
                 }
             }
         };
-        let parent = self.parent_of(o, &kind, uuid.is_none(), &id);
+        let parent = self.parent_of(&links, &kind, uuid.is_none(), &id);
         let mut entry = Entry::new(id.clone(), parent, kind);
-        entry.timestamp = timestamp_of(o);
+        entry.timestamp = timestamp;
         entry.extra = extra;
         entry.line = Some(n);
         if let Some(u) = uuid {
             self.by_uuid.entry(u).or_insert(self.entries.len());
         }
-        self.push(entry, n, v);
+        self.push(entry, n, raw);
     }
 
+    /// Adds `entry`, read from line `n`, with `raw`, what is kept of the
+    /// line ([`Reader::kept`]).
     fn push(&mut self, entry: Entry, n: u64, raw: Value) {
         if let EntryKind::Message(m) = &entry.kind {
             if !m.sidechain {
@@ -314,7 +347,6 @@ impl Reader<'_> {
         }
         self.prev = Some(self.entries.len());
         self.entries.push(entry);
-        let raw = self.kept(raw);
         self.lines.push(vec![Line {
             number: n,
             raw,
@@ -328,24 +360,22 @@ impl Reader<'_> {
     /// id, the sidechain flag, whether the message has content and usage).
     /// A 113 MB session's records kept whole doubled its memory, and
     /// allocating and freeing it was a fifth of reading it.
-    fn kept(&self, v: Value) -> Value {
+    fn kept(&self, o: &Map<String, Value>) -> Value {
         if self.to_write_back {
-            return v;
+            return Value::Object(o.clone());
         }
         let mut slim = Map::new();
-        if let Value::Object(o) = &v {
-            for key in ["requestId", "isSidechain"] {
-                if let Some(x) = o.get(key) {
-                    slim.insert(key.to_string(), x.clone());
-                }
+        for key in ["requestId", "isSidechain"] {
+            if let Some(x) = o.get(key) {
+                slim.insert(key.to_string(), x.clone());
             }
-            if let Some(m) = o.get("message").and_then(Value::as_object) {
-                let present = ["content", "usage"]
-                    .into_iter()
-                    .filter(|k| m.contains_key(*k))
-                    .map(|k| (k.to_string(), Value::Null));
-                slim.insert("message".into(), Value::Object(present.collect()));
-            }
+        }
+        if let Some(m) = o.get("message").and_then(Value::as_object) {
+            let present = ["content", "usage"]
+                .into_iter()
+                .filter(|k| m.contains_key(*k))
+                .map(|k| (k.to_string(), Value::Null));
+            slim.insert("message".into(), Value::Object(present.collect()));
         }
         Value::Object(slim)
     }
@@ -353,16 +383,14 @@ impl Reader<'_> {
     fn push_unknown(&mut self, n: u64, record_type: Option<String>, raw: Value) {
         let id = format!("line-{n}");
         let parent = self.chain_after_prev(&id);
-        let mut e = Entry::new(
-            id,
-            parent,
-            EntryKind::Unknown {
-                record_type,
-                raw: raw.clone(),
-            },
-        );
+        let kept = match &raw {
+            Value::Object(o) => self.kept(o),
+            _ if self.to_write_back => raw.clone(),
+            _ => Value::Object(Map::new()),
+        };
+        let mut e = Entry::new(id, parent, EntryKind::Unknown { record_type, raw });
         e.line = Some(n);
-        self.push(e, n, raw);
+        self.push(e, n, kept);
     }
 
     /// Returns the id of the previous entry and records that the uuid-less
@@ -385,16 +413,16 @@ impl Reader<'_> {
 
     fn parent_of(
         &mut self,
-        o: &Map<String, Value>,
+        links: &Links,
         kind: &EntryKind,
         no_uuid: bool,
         id: &str,
     ) -> Option<String> {
-        match o.get("parentUuid") {
-            Some(Value::String(p)) => Some(self.resolve(p)),
-            Some(Value::Null) => {
+        match &links.parent {
+            Some(Some(p)) => Some(self.resolve(p)),
+            Some(None) => {
                 if let EntryKind::Compaction { .. } = kind {
-                    if let Some(l) = o.get("logicalParentUuid").and_then(Value::as_str) {
+                    if let Some(l) = &links.logical_parent {
                         return Some(self.resolve(l));
                     }
                 }
@@ -438,29 +466,43 @@ impl Reader<'_> {
     }
 
     /// Merges an assistant line into the previous entry when it continues
-    /// the same API response.
-    fn try_merge(&mut self, n: u64, o: &Map<String, Value>, uuid: Option<&str>) -> bool {
-        let Some(p) = self.prev else { return false };
-        let Some(msg) = o.get("message").and_then(Value::as_object) else {
-            return false;
+    /// the same API response; gives the record back when it does not.
+    fn try_merge(
+        &mut self,
+        n: u64,
+        mut o: Map<String, Value>,
+        uuid: Option<&str>,
+    ) -> Result<(), Map<String, Value>> {
+        let Some(p) = self.prev else { return Err(o) };
+        let continues = |m: &Message, first: &Value| {
+            let Some(msg) = o.get("message").and_then(Value::as_object) else {
+                return false;
+            };
+            let mid = msg.get("id").and_then(Value::as_str);
+            mid.is_some()
+                && m.role == Role::Assistant
+                && m.id.as_deref() == mid
+                && first.get("requestId") == o.get("requestId")
+                && first.get("isSidechain") == o.get("isSidechain")
+                && msg.get("role").and_then(Value::as_str) == Some("assistant")
         };
-        let Some(mid) = msg.get("id").and_then(Value::as_str) else {
-            return false;
-        };
-        let first = &self.lines[p][0].raw;
-        let same_request = first.get("requestId") == o.get("requestId");
-        let same_chain = first.get("isSidechain") == o.get("isSidechain");
-        let EntryKind::Message(m) = &mut self.entries[p].kind else {
-            return false;
-        };
-        if m.role != Role::Assistant
-            || m.id.as_deref() != Some(mid)
-            || !same_request
-            || !same_chain
-            || msg.get("role").and_then(Value::as_str) != Some("assistant")
-        {
-            return false;
+        match &self.entries[p].kind {
+            EntryKind::Message(m) if continues(m, &self.lines[p][0].raw) => {}
+            _ => return Err(o),
         }
+        // Only writing back looks at a merged chunk's own record.
+        let raw = if self.to_write_back {
+            Value::Object(o.clone())
+        } else {
+            Value::Null
+        };
+        let msg = match o.remove("message") {
+            Some(Value::Object(msg)) => msg,
+            _ => Map::new(),
+        };
+        let EntryKind::Message(m) = &mut self.entries[p].kind else {
+            return Ok(());
+        };
         let chunk = wire::message_from_native(Some("assistant"), msg);
         let mut indices = Vec::with_capacity(chunk.content.len());
         for b in chunk.content {
@@ -481,28 +523,38 @@ impl Reader<'_> {
         if let Some(u) = uuid {
             self.alias.insert(u.to_string(), self.entries[p].id.clone());
         }
-        // Only writing back looks at a merged chunk's own record.
-        let raw = if self.to_write_back {
-            Value::Object(o.clone())
-        } else {
-            Value::Null
-        };
         self.lines[p].push(Line {
             number: n,
             raw,
             blocks: Some(indices),
         });
-        true
+        Ok(())
     }
 
-    fn message_kind(&mut self, o: &Map<String, Value>, ty: Option<&str>) -> (EntryKind, Extra) {
-        let empty = Map::new();
-        let msg = o
-            .get("message")
-            .and_then(Value::as_object)
-            .unwrap_or(&empty);
+    fn message_kind(&mut self, o: Map<String, Value>, ty: Option<&str>) -> (EntryKind, Extra) {
+        let flag = |k: &str| o.get(k).and_then(Value::as_bool) == Some(true);
+        let flags = Flags {
+            compact_summary: flag("isCompactSummary"),
+            meta: flag("isMeta"),
+        };
+        let sidechain = flag("isSidechain");
+        let request = o
+            .get("requestId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let cost = o.get("costUSD").and_then(Value::as_f64);
+        let mut msg = Map::new();
+        let extra = sift(o, |k, v| match (k, v) {
+            ("type" | "uuid" | "parentUuid" | "timestamp" | "isSidechain", _) => None,
+            ("message", Value::Object(m)) => {
+                msg = m;
+                None
+            }
+            ("message", _) => None,
+            (_, v) => Some(v),
+        });
         let mut m = wire::message_from_native(ty, msg);
-        m.sidechain = o.get("isSidechain").and_then(Value::as_bool) == Some(true);
+        m.sidechain = sidechain;
         if m.role == Role::User
             && !m.content.is_empty()
             && m.content
@@ -528,8 +580,10 @@ impl Reader<'_> {
             );
         }
         if let (Role::Assistant, Some(id)) = (&m.role, &m.id) {
-            let req = o.get("requestId").and_then(Value::as_str).unwrap_or("");
-            if !self.responses.insert((id.clone(), req.to_string())) {
+            if !self
+                .responses
+                .insert((id.clone(), request.unwrap_or_default()))
+            {
                 // A response seen before (a replay): its usage stays native
                 // and is not counted again.
                 if let Some(u) = m.usage.take() {
@@ -537,33 +591,16 @@ impl Reader<'_> {
                 }
             }
         }
-        m.injected = classify(&m, o);
-        if let Some(cost) = o.get("costUSD").and_then(Value::as_f64) {
+        m.injected = classify(&m, flags);
+        if let Some(cost) = cost {
             if let Some(u) = m.usage.as_mut() {
                 u.cost_usd = Some(cost);
             }
         }
-        let extra = without(
-            o,
-            &[
-                "type",
-                "uuid",
-                "parentUuid",
-                "timestamp",
-                "isSidechain",
-                "message",
-            ],
-        );
         (EntryKind::Message(m), extra)
     }
 
-    fn other_kind(
-        &mut self,
-        n: u64,
-        ty: &str,
-        o: &Map<String, Value>,
-        v: &Value,
-    ) -> (EntryKind, Extra) {
+    fn other_kind(&mut self, n: u64, ty: &str, o: Map<String, Value>) -> (EntryKind, Extra) {
         let s = |k: &str| o.get(k).and_then(Value::as_str);
         if ty == "system" && s("subtype") == Some("compact_boundary") {
             let tokens_before = o
@@ -580,20 +617,17 @@ impl Reader<'_> {
                     from_extension: None,
                     preserve_data: None,
                 },
-                without(o, &ENVELOPE),
+                without_envelope(o),
             );
         }
         if TITLE_TYPES.contains(&ty) {
             let key = wire::title_key(ty);
-            if let Some(name) = s(key) {
-                let mut extra = without(o, &["uuid", "parentUuid", "timestamp", key]);
+            if let Some(name) = s(key).map(str::to_string) {
+                let mut extra = sift(o, |k, v| {
+                    (!matches!(k, "uuid" | "parentUuid" | "timestamp") && k != key).then_some(v)
+                });
                 extra.insert("type".into(), ty.into());
-                return (
-                    EntryKind::SessionInfo {
-                        name: Some(name.to_string()),
-                    },
-                    extra,
-                );
+                return (EntryKind::SessionInfo { name: Some(name) }, extra);
             }
         }
         if EVENT_TYPES.contains(&ty) {
@@ -619,7 +653,7 @@ impl Reader<'_> {
                     source: "claude".into(),
                     event_type,
                     seq: None,
-                    payload: Value::Object(without(o, &ENVELOPE)),
+                    payload: Value::Object(without_envelope(o)),
                 },
                 Extra::new(),
             );
@@ -628,7 +662,7 @@ impl Reader<'_> {
             return (
                 EntryKind::Custom {
                     custom_type: ty.to_string(),
-                    data: Some(Value::Object(without(o, &ENVELOPE))),
+                    data: Some(Value::Object(without_envelope(o))),
                 },
                 Extra::new(),
             );
@@ -642,7 +676,7 @@ impl Reader<'_> {
         (
             EntryKind::Unknown {
                 record_type: Some(ty.to_string()),
-                raw: v.clone(),
+                raw: Value::Object(o),
             },
             Extra::new(),
         )
@@ -942,7 +976,7 @@ fn first_line_blocks(raw: &Value, e: &Entry) -> Option<Vec<usize>> {
     let items = raw.get("message")?.get("content")?.as_array()?;
     let mut out = Vec::with_capacity(items.len());
     for item in items {
-        let b = wire::block_from_native(item);
+        let b = wire::block_from_native(item.clone());
         out.push(m.content.iter().position(|x| *x == b)?);
     }
     Some(out)
@@ -1006,9 +1040,17 @@ fn read_inside(dirs: &[PathBuf], target: &Path) -> Option<String> {
 }
 
 /// Classifies context the harness injected into a user message.
-fn classify(m: &Message, o: &Map<String, Value>) -> Option<String> {
-    let flag = |k: &str| o.get(k).and_then(Value::as_bool) == Some(true);
-    if flag("isCompactSummary") {
+/// The flags of a message record that say what it is.
+#[derive(Clone, Copy)]
+struct Flags {
+    /// `isCompactSummary`.
+    compact_summary: bool,
+    /// `isMeta`.
+    meta: bool,
+}
+
+fn classify(m: &Message, flags: Flags) -> Option<String> {
+    if flags.compact_summary {
         return Some("compact-summary".into());
     }
     if m.role != Role::User {
@@ -1043,7 +1085,7 @@ fn classify(m: &Message, o: &Map<String, Value>) -> Option<String> {
         Some("hook")
     } else if t.starts_with("<ide_") && strip_ide(t).trim().is_empty() {
         Some("ide-context")
-    } else if flag("isMeta") {
+    } else if flags.meta {
         Some("meta")
     } else {
         None
@@ -1077,8 +1119,11 @@ mod tests {
 
     #[test]
     fn classifies_injected_context() {
-        let o = Map::new();
-        let c = |s: &str| classify(&Message::text(Role::User, s), &o);
+        let none = Flags {
+            compact_summary: false,
+            meta: false,
+        };
+        let c = |s: &str| classify(&Message::text(Role::User, s), none);
         assert_eq!(
             c("<command-name>/clear</command-name>").as_deref(),
             Some("command")

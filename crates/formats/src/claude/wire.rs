@@ -142,98 +142,160 @@ pub(crate) fn apply(target: &mut Value, patch: &Value) {
 
 // ----------------------------------------------------------------- blocks
 
-fn rest(o: &Map<String, Value>, skip: &[&str]) -> Extra {
-    o.iter()
-        .filter(|(k, _)| !skip.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
+/// Moves the fields of `o` into the model: `take` is given each key and
+/// value in order and keeps what it uses; what it gives back is the rest,
+/// returned in its order. Nothing is copied (copying every field of every
+/// record was a large part of reading a session).
+pub(crate) fn sift(
+    o: Map<String, Value>,
+    mut take: impl FnMut(&str, Value) -> Option<Value>,
+) -> Extra {
+    o.into_iter()
+        .filter_map(|(k, v)| take(&k, v).map(|v| (k, v)))
         .collect()
 }
 
-fn opt_str(o: &Map<String, Value>, k: &str) -> Option<String> {
-    o.get(k).and_then(Value::as_str).map(str::to_string)
-}
-
-fn other(v: &Value) -> Block {
+fn other(v: Value) -> Block {
     Block {
-        kind: BlockKind::Other { value: v.clone() },
+        kind: BlockKind::Other { value: v },
         extra: Extra::new(),
     }
 }
 
-/// Converts one native content block. Shapes the model cannot hold
-/// exactly become [`BlockKind::Other`] with the block verbatim.
-pub(crate) fn block_from_native(v: &Value) -> Block {
-    let Some(o) = v.as_object() else {
-        return other(v);
+fn is_str(o: &Map<String, Value>, k: &str) -> bool {
+    o.get(k).is_some_and(Value::is_string)
+}
+
+fn absent_or_str(o: &Map<String, Value>, k: &str) -> bool {
+    o.get(k).is_none_or(Value::is_string)
+}
+
+/// Converts one native content block, moving its parts into the model.
+/// Shapes the model cannot hold exactly become [`BlockKind::Other`] with
+/// the block verbatim.
+pub(crate) fn block_from_native(v: Value) -> Block {
+    let o = match v {
+        Value::Object(o) => o,
+        v => return other(v),
     };
-    let kind = match o.get("type").and_then(Value::as_str) {
-        Some("text") => match o.get("text").and_then(Value::as_str) {
-            Some(t) => Block {
-                kind: BlockKind::Text { text: t.into() },
-                extra: rest(o, &["type", "text"]),
-            },
-            None => return other(v),
-        },
-        Some("thinking") => match o.get("thinking").and_then(Value::as_str) {
-            Some(t) if o.get("signature").is_none_or(Value::is_string) => Block {
+    match o.get("type").and_then(Value::as_str) {
+        Some("text") if is_str(&o, "text") => {
+            let mut text = String::new();
+            let extra = sift(o, |k, v| match (k, v) {
+                ("type", _) => None,
+                ("text", Value::String(s)) => {
+                    text = s;
+                    None
+                }
+                (_, v) => Some(v),
+            });
+            Block {
+                kind: BlockKind::Text { text },
+                extra,
+            }
+        }
+        Some("thinking") if is_str(&o, "thinking") && absent_or_str(&o, "signature") => {
+            let (mut text, mut signature) = (String::new(), None);
+            let extra = sift(o, |k, v| match (k, v) {
+                ("type", _) => None,
+                ("thinking", Value::String(s)) => {
+                    text = s;
+                    None
+                }
+                ("signature", Value::String(s)) => {
+                    signature = Some(s);
+                    None
+                }
+                (_, v) => Some(v),
+            });
+            Block {
                 kind: BlockKind::Thinking {
-                    text: t.into(),
-                    signature: opt_str(o, "signature"),
+                    text,
+                    signature,
                     redacted: false,
                 },
-                extra: rest(o, &["type", "thinking", "signature"]),
-            },
-            _ => return other(v),
-        },
+                extra,
+            }
+        }
         Some("redacted_thinking") => Block {
             kind: BlockKind::Thinking {
                 text: String::new(),
                 signature: None,
                 redacted: true,
             },
-            extra: rest(o, &["type"]),
+            extra: sift(o, |k, v| (k != "type").then_some(v)),
         },
-        Some("tool_use") => match o.get("name").and_then(Value::as_str) {
-            Some(name) if o.get("id").is_none_or(Value::is_string) && o.contains_key("input") => {
-                Block {
-                    kind: BlockKind::ToolCall {
-                        id: opt_str(o, "id"),
-                        name: name.into(),
-                        input: o.get("input").cloned().unwrap_or(Value::Null),
-                    },
-                    extra: rest(o, &["type", "id", "name", "input"]),
+        Some("tool_use")
+            if is_str(&o, "name") && absent_or_str(&o, "id") && o.contains_key("input") =>
+        {
+            let (mut id, mut name, mut input) = (None, String::new(), Value::Null);
+            let extra = sift(o, |k, v| match (k, v) {
+                ("type", _) => None,
+                ("id", Value::String(s)) => {
+                    id = Some(s);
+                    None
                 }
+                ("name", Value::String(s)) => {
+                    name = s;
+                    None
+                }
+                ("input", v) => {
+                    input = v;
+                    None
+                }
+                (_, v) => Some(v),
+            });
+            Block {
+                kind: BlockKind::ToolCall { id, name, input },
+                extra,
             }
-            _ => return other(v),
-        },
-        Some("tool_result") => {
-            if !o.get("tool_use_id").is_none_or(Value::is_string) {
-                return other(v);
-            }
-            let mut extra = rest(o, &["type", "tool_use_id", "content", "is_error"]);
-            let content = match o.get("content") {
+        }
+        Some("tool_result")
+            if absent_or_str(&o, "tool_use_id")
+                && matches!(
+                    o.get("content"),
+                    None | Some(Value::String(_)) | Some(Value::Array(_))
+                ) =>
+        {
+            let (mut tool_call_id, mut content, mut is_error) = (None, None, None);
+            let mut extra = sift(o, |k, v| match (k, v) {
+                ("type", _) => None,
+                ("tool_use_id", Value::String(s)) => {
+                    tool_call_id = Some(s);
+                    None
+                }
+                ("content", v) => {
+                    content = Some(v);
+                    None
+                }
+                ("is_error", v) => {
+                    is_error = Some(v);
+                    None
+                }
+                (_, v) => Some(v),
+            });
+            let content = match content {
                 Some(Value::String(s)) => {
                     let mut m = Map::new();
                     m.insert("content_is_text".into(), Value::Bool(true));
                     extra.insert(MARK.into(), Value::Object(m));
-                    vec![Block::text(s.clone())]
+                    vec![Block::text(s)]
                 }
-                Some(Value::Array(items)) => items.iter().map(block_from_native).collect(),
-                None => Vec::new(),
-                Some(_) => return other(v),
+                Some(Value::Array(items)) => items.into_iter().map(block_from_native).collect(),
+                _ => Vec::new(),
             };
-            let is_error = match o.get("is_error") {
-                Some(Value::Bool(b)) => *b,
+            let is_error = match is_error {
+                Some(Value::Bool(b)) => b,
                 None => false,
                 // Kept verbatim in extra; written back as it was.
                 Some(x) => {
-                    extra.insert("is_error".into(), x.clone());
+                    extra.insert("is_error".into(), x);
                     false
                 }
             };
             Block {
                 kind: BlockKind::ToolResult {
-                    tool_call_id: opt_str(o, "tool_use_id"),
+                    tool_call_id,
                     content,
                     is_error,
                 },
@@ -241,40 +303,51 @@ pub(crate) fn block_from_native(v: &Value) -> Block {
             }
         }
         Some("image") => {
-            let src = o.get("source").and_then(Value::as_object);
-            let Some(src) = src else { return other(v) };
-            let keys: Vec<&str> = src.keys().map(String::as_str).collect();
-            match src.get("type").and_then(Value::as_str) {
-                Some("base64")
-                    if keys.len() == 3
-                        && src.get("media_type").is_some_and(Value::is_string)
-                        && src.get("data").is_some_and(Value::is_string) =>
-                {
-                    Block {
-                        kind: BlockKind::Image {
-                            media_type: opt_str(src, "media_type"),
-                            data: opt_str(src, "data"),
-                            url: None,
-                        },
-                        extra: rest(o, &["type", "source"]),
+            // A source the model holds exactly: base64 data with its type,
+            // or a URL, and nothing else.
+            let fits = o
+                .get("source")
+                .and_then(Value::as_object)
+                .is_some_and(|src| {
+                    let is = |k: &str| is_str(src, k);
+                    match src.get("type").and_then(Value::as_str) {
+                        Some("base64") => src.len() == 3 && is("media_type") && is("data"),
+                        Some("url") => src.len() == 2 && is("url"),
+                        _ => false,
                     }
-                }
-                Some("url") if keys.len() == 2 && src.get("url").is_some_and(Value::is_string) => {
-                    Block {
-                        kind: BlockKind::Image {
-                            media_type: None,
-                            data: None,
-                            url: opt_str(src, "url"),
-                        },
-                        extra: rest(o, &["type", "source"]),
-                    }
-                }
-                _ => return other(v),
+                });
+            if !fits {
+                return other(Value::Object(o));
             }
+            let mut source = Map::new();
+            let extra = sift(o, |k, v| match (k, v) {
+                ("type", _) => None,
+                ("source", Value::Object(src)) => {
+                    source = src;
+                    None
+                }
+                (_, v) => Some(v),
+            });
+            let mut text = |k: &str| match source.remove(k) {
+                Some(Value::String(s)) => Some(s),
+                _ => None,
+            };
+            let kind = match text("url") {
+                Some(url) => BlockKind::Image {
+                    media_type: None,
+                    data: None,
+                    url: Some(url),
+                },
+                None => BlockKind::Image {
+                    media_type: text("media_type"),
+                    data: text("data"),
+                    url: None,
+                },
+            };
+            Block { kind, extra }
         }
-        _ => return other(v),
-    };
-    kind
+        _ => other(Value::Object(o)),
+    }
 }
 
 /// Puts a text, thinking or tool-use block into `o` as the Anthropic
@@ -434,45 +507,45 @@ pub(crate) fn usage_to_native(u: &Usage) -> Value {
 
 // --------------------------------------------------------------- messages
 
-/// Converts a native `message` object of a `user`/`assistant` record.
-pub(crate) fn message_from_native(record_type: Option<&str>, o: &Map<String, Value>) -> Message {
+/// Converts a native `message` object of a `user`/`assistant` record,
+/// moving its parts into the model.
+pub(crate) fn message_from_native(record_type: Option<&str>, o: Map<String, Value>) -> Message {
     let role = match o.get("role").and_then(Value::as_str) {
         Some(r) => Role::parse(r),
         None => Role::parse(record_type.unwrap_or("assistant")),
     };
     let mut m = Message::new(role);
-    let mut skip: Vec<&str> = vec!["role"];
-    match o.get("content") {
-        Some(Value::String(s)) => {
-            m.content = vec![Block::text(s.clone())];
+    let extra = sift(o, |k, v| match (k, v) {
+        ("role", _) => None,
+        ("content", Value::String(s)) => {
+            m.content = vec![Block::text(s)];
             m.content_is_text = true;
-            skip.push("content");
+            None
         }
-        Some(Value::Array(items)) => {
-            m.content = items.iter().map(block_from_native).collect();
-            skip.push("content");
+        ("content", Value::Array(items)) => {
+            m.content = items.into_iter().map(block_from_native).collect();
+            None
         }
-        _ => {}
-    }
-    for (key, slot) in [("id", &mut m.id), ("model", &mut m.model)] {
-        if let Some(s) = o.get(key).and_then(Value::as_str) {
-            *slot = Some(s.into());
-            skip.push(key);
+        ("id", Value::String(s)) => {
+            m.id = Some(s);
+            None
         }
-    }
-    match o.get("stop_reason") {
-        Some(Value::String(s)) => {
-            m.stop_reason = Some(s.clone());
-            skip.push("stop_reason");
+        ("model", Value::String(s)) => {
+            m.model = Some(s);
+            None
         }
-        Some(Value::Null) => skip.push("stop_reason"),
-        _ => {}
-    }
-    if let Some(Value::Object(u)) = o.get("usage") {
-        m.usage = Some(usage_from_native(u));
-        skip.push("usage");
-    }
-    m.extra = rest(o, &skip);
+        ("stop_reason", Value::String(s)) => {
+            m.stop_reason = Some(s);
+            None
+        }
+        ("stop_reason", Value::Null) => None,
+        ("usage", Value::Object(u)) => {
+            m.usage = Some(usage_from_native(&u));
+            None
+        }
+        (_, v) => Some(v),
+    });
+    m.extra = extra;
     m
 }
 
@@ -633,7 +706,7 @@ mod tests {
             json!({"type":"fallback","from":{"model":"a"},"to":{"model":"b"}}),
             json!("bare"),
         ] {
-            let m = block_from_native(&b);
+            let m = block_from_native(b.clone());
             assert_eq!(block_to_native(&m), b, "{b}");
         }
     }
