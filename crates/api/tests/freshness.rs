@@ -123,6 +123,58 @@ fn a_search_does_not_wait_for_an_update_when_nothing_changed() {
     assert_eq!(answer.ok(), Some(vec!["aaaa".to_string()]));
 }
 
+/// Holds the update lock of the index of `settings`, as a process updating
+/// it does, until dropped.
+fn hold_lock(settings: &Settings) -> std::fs::File {
+    let mut lock_path = settings.index_path.as_os_str().to_owned();
+    lock_path.push(".lock");
+    let held = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open(&lock_path)
+        .unwrap();
+    held.lock().unwrap();
+    held
+}
+
+/// What `agentlog index` does: a full check of every file, in a thread;
+/// its report arrives on the channel.
+fn full_check(settings: &Settings) -> std::sync::mpsc::Receiver<agentlog_index::UpdateReport> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let s = settings.clone();
+    std::thread::spawn(move || {
+        let d = refresh::discover_full(&s).unwrap();
+        tx.send(refresh::update(&s, &d, false, &mut |_| {}).unwrap().1)
+            .unwrap()
+    });
+    rx
+}
+
+#[test]
+fn a_full_check_waits_for_another_update_only_when_it_has_something_to_read() {
+    // Another process holds the update lock (a full check of its own, which
+    // at 10 GB stats files for 0.5 s). This one stats every file without
+    // the lock: with nothing changed it answers at once...
+    let home = tempfile::tempdir().unwrap();
+    let settings = Settings::with_home(home.path());
+    let a = session(home.path(), "-p", "aaaa", "alphaword here");
+    assert_eq!(found(&settings, "alphaword"), ["aaaa"]);
+    let held = hold_lock(&settings);
+    let answer = full_check(&settings).recv_timeout(std::time::Duration::from_secs(60));
+    let report = answer.expect("a full check with nothing to read waited for the lock");
+    assert_eq!(
+        (report.files, report.unchanged, report.read_full),
+        (1, 1, 0)
+    );
+    // ...and with an append to read, it waits for the lock, then reads it.
+    append(&a, "aaaa", 2, "gammaword now");
+    let rx = full_check(&settings);
+    drop(held);
+    let report = rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap();
+    assert_eq!(report.appended + report.read_full, 1, "{report:?}");
+    assert_eq!(found(&settings, "gammaword"), ["aaaa"]);
+}
+
 #[test]
 fn an_append_to_an_old_session_waits_for_the_full_check() {
     let home = tempfile::tempdir().unwrap();
