@@ -244,7 +244,13 @@ pub fn update(
     } else {
         let mut index = open(settings, events)?;
         let plan = index.plan(found)?;
+        let empty = plan.is_empty();
         let report = index.apply(plan, &mut |p| events(Event::Progress(p)))?;
+        // What commands' updates of recent files left unmerged (an update
+        // with files to read merges as it goes).
+        if empty {
+            index.merge_pending()?;
+        }
         (index, report)
     };
     keep_journal(&index, &discovered.discovery, discovered.key)?;
@@ -260,6 +266,7 @@ pub fn watch_round(
     let (discovered, key) = discovery(settings)?;
     let plan = index.plan(&discovered.found)?;
     let report = if plan.is_empty() {
+        index.merge_pending()?;
         None
     } else {
         Some(index.apply(plan, &mut |_| {})?)

@@ -175,6 +175,54 @@ fn a_full_check_waits_for_another_update_only_when_it_has_something_to_read() {
     assert_eq!(found(&settings, "gammaword"), ["aaaa"]);
 }
 
+/// Rows of the full-text index's segment data (each small update adds a
+/// segment of its own until segments are merged).
+fn segment_rows(settings: &Settings) -> i64 {
+    let db = rusqlite::Connection::open(&settings.index_path).unwrap();
+    db.query_row("SELECT count(*) FROM fts_data", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_command_reading_an_append_leaves_merging_to_the_full_check() {
+    // Merging the full-text segments took 40 % of a search right after an
+    // append at 10 GB. The update a command makes of recent files adds
+    // its segment and leaves merging to the next full check (`agentlog
+    // index`, the background check, the watcher); FTS5 itself merges a
+    // level that reaches 64 segments, so they never pile up.
+    let home = tempfile::tempdir().unwrap();
+    let settings = Settings::with_home(home.path());
+    let a = session(home.path(), "-p", "aaaa", "alphaword here");
+    assert_eq!(found(&settings, "alphaword"), ["aaaa"]);
+    let before = segment_rows(&settings);
+    for n in 2..42 {
+        append(&a, "aaaa", n, &format!("note{n}word"));
+        assert_eq!(found(&settings, &format!("note{n}word")), ["aaaa"]);
+    }
+    let unmerged = segment_rows(&settings);
+    assert!(
+        unmerged >= before + 40,
+        "{before} -> {unmerged} rows: the updates merged"
+    );
+    let d = refresh::discover_full(&settings).unwrap();
+    refresh::update(&settings, &d, false, &mut |_| {}).unwrap();
+    let merged = segment_rows(&settings);
+    assert!(merged < unmerged, "{unmerged} -> {merged}: nothing merged");
+    for n in 2..42 {
+        assert_eq!(found(&settings, &format!("note{n}word")), ["aaaa"]);
+    }
+    // Far more updates than a level holds: FTS5 merges on its own, and
+    // every word is still found.
+    for n in 42..140 {
+        append(&a, "aaaa", n, &format!("note{n}word"));
+        refresh::refreshed(&settings, &mut |_| {}).unwrap();
+    }
+    assert!(segment_rows(&settings) < before + 98);
+    for n in (2..140).step_by(7) {
+        assert_eq!(found(&settings, &format!("note{n}word")), ["aaaa"]);
+    }
+}
+
 #[test]
 fn an_append_to_an_old_session_waits_for_the_full_check() {
     let home = tempfile::tempdir().unwrap();

@@ -60,6 +60,11 @@ pub struct Plan {
     /// The index lock, held from planning until the plan is carried out
     /// or dropped: two processes never plan from the same state.
     pub(crate) _lock: Option<std::sync::Arc<crate::lockfile::IndexLock>>,
+    /// Carried out without merging the full-text segments: an update of
+    /// the recently written files, on the way of a command the user waits
+    /// for, leaves the merging to the next full check (see
+    /// [`crate::writer::Writer::merge`]).
+    pub(crate) no_merge: bool,
 }
 
 impl Plan {
@@ -157,7 +162,9 @@ impl Index {
         if peek.is_empty() {
             return Ok(peek);
         }
-        self.plan_with(&found, Some(&stored), false, true)
+        let mut plan = self.plan_with(&found, Some(&stored), false, true)?;
+        plan.no_merge = true;
+        Ok(plan)
     }
 
     fn plan_with(
@@ -380,13 +387,43 @@ impl Index {
             Ok(())
         });
         result?;
-        w.merge(report.bytes_read)?;
+        if plan.no_merge {
+            w.defer_merge()?;
+        } else {
+            w.merge(report.bytes_read)?;
+        }
         w.commit()?;
         if let Some(c) = cache.as_mut() {
             learn(&mut c.1, learned);
         }
         *self.states.borrow_mut() = cache;
         Ok(report)
+    }
+
+    /// Merges the full-text segments that updates of recent files added
+    /// without merging (a command's update on the way to its answer; see
+    /// [`Plan`]), within the bound an ordinary update merges in; what a
+    /// full check with nothing to read does. Returns whether there was
+    /// anything to merge.
+    pub fn merge_pending(&mut self) -> Result<bool, IndexError> {
+        use rusqlite::OptionalExtension;
+        let pending: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT value FROM agentlog_index WHERE key = ?1",
+                [writer::UNMERGED],
+                |r| r.get(0),
+            )
+            .optional()
+            .at(&self.path)?;
+        if pending.is_none() {
+            return Ok(false);
+        }
+        let path = self.path.clone();
+        let mut w = writer::Writer::begin(&mut self.conn, &path)?;
+        w.merge(0)?;
+        w.commit()?;
+        Ok(true)
     }
 
     /// Fills the cache of file states from the index unless it is current
