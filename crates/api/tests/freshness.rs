@@ -169,6 +169,11 @@ fn a_full_check_waits_for_another_update_only_when_it_has_something_to_read() {
     // ...and with an append to read, it waits for the lock, then reads it.
     append(&a, "aaaa", 2, "gammaword now");
     let rx = full_check(&settings);
+    assert!(
+        rx.recv_timeout(std::time::Duration::from_millis(500))
+            .is_err(),
+        "the append was read while another process held the lock"
+    );
     drop(held);
     let report = rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap();
     assert_eq!(report.appended + report.read_full, 1, "{report:?}");

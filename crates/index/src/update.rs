@@ -285,6 +285,14 @@ impl Index {
             removed: plan.removed.len(),
             ..UpdateReport::default()
         };
+        if plan.is_empty() {
+            // Nothing to write, so no transaction: a full check that found
+            // nothing changed (planned without the update lock) neither
+            // waits for another process's update nor meets SQLite's busy
+            // timeout. (The indexes added after the schema's version come
+            // with the next update that writes.)
+            return Ok(report);
+        }
         let path = self.path.clone();
         // What the cache of file states learns once the update commits.
         let mut learned: Vec<(PathBuf, Option<FileState>)> = Vec::new();
@@ -303,6 +311,12 @@ impl Index {
         };
         progress(prog);
         if total == 0 {
+            // Files removed only: merged (or not) as any update.
+            if plan.no_merge {
+                w.defer_merge()?;
+            } else {
+                w.merge(0)?;
+            }
             w.commit()?;
             if let Some(c) = cache.as_mut() {
                 learn(&mut c.1, learned);
@@ -407,21 +421,32 @@ impl Index {
     /// anything to merge.
     pub fn merge_pending(&mut self) -> Result<bool, IndexError> {
         use rusqlite::OptionalExtension;
-        let pending: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT value FROM agentlog_index WHERE key = ?1",
-                [writer::UNMERGED],
-                |r| r.get(0),
-            )
-            .optional()
-            .at(&self.path)?;
-        if pending.is_none() {
+        let pending = || -> Result<Option<i64>, IndexError> {
+            self.conn
+                .query_row(
+                    "SELECT CAST(value AS INTEGER) FROM agentlog_index WHERE key = ?1",
+                    [writer::UNMERGED],
+                    |r| r.get(0),
+                )
+                .optional()
+                .at(&self.path)
+        };
+        if pending()?.is_none() {
             return Ok(false);
         }
+        // Under the update lock, as any update: waiting for another
+        // process's update rather than for SQLite's busy timeout.
+        let _lock = if self.lock_updates {
+            Some(crate::lockfile::IndexLock::acquire(&self.path)?)
+        } else {
+            None
+        };
+        let Some(updates) = pending()? else {
+            return Ok(false);
+        };
         let path = self.path.clone();
         let mut w = writer::Writer::begin(&mut self.conn, &path)?;
-        w.merge(0)?;
+        w.merge_deferred(u32::try_from(updates).unwrap_or(u32::MAX))?;
         w.commit()?;
         Ok(true)
     }

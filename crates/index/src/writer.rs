@@ -115,10 +115,26 @@ impl<'c> Writer<'c> {
 
     /// Notes that this update added segments without merging them (see
     /// [`crate::Index::merge_pending`]).
+    /// Its value counts those updates.
     pub fn defer_merge(&mut self) -> Result<(), IndexError> {
         self.conn
             .execute_batch(&format!(
-                "INSERT OR REPLACE INTO agentlog_index(key, value) VALUES('{UNMERGED}', '1')"
+                "INSERT INTO agentlog_index(key, value) VALUES('{UNMERGED}', '1')
+                 ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            ))
+            .at(self.path)
+    }
+
+    /// Merges the segments `updates` updates left unmerged: the pages they
+    /// would each have merged ([`MERGE_PAGES`]), up to 64 updates' worth
+    /// at once.
+    pub fn merge_deferred(&mut self, updates: u32) -> Result<(), IndexError> {
+        let pages = MERGE_PAGES.saturating_mul(updates.clamp(1, 64));
+        self.conn
+            .execute_batch(&format!(
+                "INSERT INTO fts(fts, rank) VALUES('merge', {pages});
+                 INSERT INTO words(words, rank) VALUES('merge', {pages});
+                 DELETE FROM agentlog_index WHERE key = '{UNMERGED}';"
             ))
             .at(self.path)
     }
