@@ -31,6 +31,10 @@ pub(crate) fn project_key(project: &str) -> &str {
 /// that no merge has seen since.
 pub(crate) const UNMERGED: &str = "unmerged";
 
+/// The most deferred updates one full check merges for (see
+/// [`Writer::merge_deferred`]).
+const DEFERRED_AT_ONCE: u32 = 8;
+
 /// The most pages of merging one ordinary update does (each about 4 kB
 /// written; see [`Writer::merge`]).
 const MERGE_PAGES: u32 = 64;
@@ -125,18 +129,31 @@ impl<'c> Writer<'c> {
             .at(self.path)
     }
 
-    /// Merges the segments `updates` updates left unmerged: the pages they
-    /// would each have merged ([`MERGE_PAGES`]), up to 64 updates' worth
-    /// at once.
+    /// Merges for `updates` updates that left their segments unmerged: the
+    /// pages they would each have merged ([`MERGE_PAGES`]), for at most
+    /// [`DEFERRED_AT_ONCE`] of them (a merge holds the index's write lock,
+    /// which a command with an append to read waits for); the rest stay
+    /// counted for the next full check.
     pub fn merge_deferred(&mut self, updates: u32) -> Result<(), IndexError> {
-        let pages = MERGE_PAGES.saturating_mul(updates.clamp(1, 64));
+        let now = updates.clamp(1, DEFERRED_AT_ONCE);
+        let pages = MERGE_PAGES * now;
+        let left = updates - now.min(updates);
         self.conn
             .execute_batch(&format!(
                 "INSERT INTO fts(fts, rank) VALUES('merge', {pages});
                  INSERT INTO words(words, rank) VALUES('merge', {pages});
                  DELETE FROM agentlog_index WHERE key = '{UNMERGED}';"
             ))
-            .at(self.path)
+            .at(self.path)?;
+        if left > 0 {
+            self.conn
+                .execute(
+                    "INSERT INTO agentlog_index(key, value) VALUES(?1, ?2)",
+                    rusqlite::params![UNMERGED, left.to_string()],
+                )
+                .at(self.path)?;
+        }
+        Ok(())
     }
 
     pub fn commit(mut self) -> Result<(), IndexError> {
