@@ -100,14 +100,7 @@ fn a_search_does_not_wait_for_an_update_when_nothing_changed() {
     let settings = Settings::with_home(home.path());
     let a = session(home.path(), "-p", "aaaa", "alphaword here");
     assert_eq!(found(&settings, "alphaword"), ["aaaa"]);
-    let mut lock_path = settings.index_path.as_os_str().to_owned();
-    lock_path.push(".lock");
-    let held = std::fs::File::options()
-        .read(true)
-        .write(true)
-        .open(&lock_path)
-        .unwrap();
-    held.lock().unwrap();
+    let held = hold_lock(&settings);
     let (tx, rx) = std::sync::mpsc::channel();
     let s = settings.clone();
     std::thread::spawn(move || tx.send(found(&s, "alphaword")).unwrap());
@@ -209,8 +202,7 @@ fn a_command_reading_an_append_leaves_merging_to_the_full_check() {
         unmerged >= before + 40,
         "{before} -> {unmerged} rows: the updates merged"
     );
-    let d = refresh::discover_full(&settings).unwrap();
-    refresh::update(&settings, &d, false, &mut |_| {}).unwrap();
+    full_check(&settings).recv().unwrap();
     let merged = segment_rows(&settings);
     assert!(merged < unmerged, "{unmerged} -> {merged}: nothing merged");
     for n in 2..42 {

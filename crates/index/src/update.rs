@@ -312,11 +312,7 @@ impl Index {
         progress(prog);
         if total == 0 {
             // Files removed only: merged (or not) as any update.
-            if plan.no_merge {
-                w.defer_merge()?;
-            } else {
-                w.merge(0)?;
-            }
+            w.merge_or_defer(plan.no_merge, 0)?;
             w.commit()?;
             if let Some(c) = cache.as_mut() {
                 learn(&mut c.1, learned);
@@ -401,11 +397,7 @@ impl Index {
             Ok(())
         });
         result?;
-        if plan.no_merge {
-            w.defer_merge()?;
-        } else {
-            w.merge(report.bytes_read)?;
-        }
+        w.merge_or_defer(plan.no_merge, report.bytes_read)?;
         w.commit()?;
         if let Some(c) = cache.as_mut() {
             learn(&mut c.1, learned);

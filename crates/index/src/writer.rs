@@ -98,14 +98,7 @@ impl<'c> Writer<'c> {
             bytes_read.saturating_mul(2) >= indexed.max(0) as u64
         };
         if !most_is_new {
-            return self
-                .conn
-                .execute_batch(&format!(
-                    "INSERT INTO fts(fts, rank) VALUES('merge', {MERGE_PAGES});
-                     INSERT INTO words(words, rank) VALUES('merge', {MERGE_PAGES});
-                     DELETE FROM agentlog_index WHERE key = '{UNMERGED}';"
-                ))
-                .at(self.path);
+            return self.merge_pages(MERGE_PAGES);
         }
         self.conn
             .execute_batch(&format!(
@@ -117,10 +110,27 @@ impl<'c> Writer<'c> {
         crate::schema::set_last_check(self.conn, self.path, chrono::Utc::now().timestamp())
     }
 
-    /// Notes that this update added segments without merging them (see
+    /// Does FTS5's bounded `merge` of at most `pages` pages in both
+    /// full-text tables; the updates that deferred merging are then
+    /// merged for.
+    fn merge_pages(&mut self, pages: u32) -> Result<(), IndexError> {
+        self.conn
+            .execute_batch(&format!(
+                "INSERT INTO fts(fts, rank) VALUES('merge', {pages});
+                 INSERT INTO words(words, rank) VALUES('merge', {pages});
+                 DELETE FROM agentlog_index WHERE key = '{UNMERGED}';"
+            ))
+            .at(self.path)
+    }
+
+    /// Merges as [`Writer::merge`] does, or, with `defer` (an update of
+    /// recent files a command makes before it answers), not at all: the
+    /// update is counted under [`UNMERGED`] for the next full check (see
     /// [`crate::Index::merge_pending`]).
-    /// Its value counts those updates.
-    pub fn defer_merge(&mut self) -> Result<(), IndexError> {
+    pub fn merge_or_defer(&mut self, defer: bool, bytes_read: u64) -> Result<(), IndexError> {
+        if !defer {
+            return self.merge(bytes_read);
+        }
         self.conn
             .execute_batch(&format!(
                 "INSERT INTO agentlog_index(key, value) VALUES('{UNMERGED}', '1')
@@ -136,15 +146,8 @@ impl<'c> Writer<'c> {
     /// counted for the next full check.
     pub fn merge_deferred(&mut self, updates: u32) -> Result<(), IndexError> {
         let now = updates.clamp(1, DEFERRED_AT_ONCE);
-        let pages = MERGE_PAGES * now;
-        let left = updates - now.min(updates);
-        self.conn
-            .execute_batch(&format!(
-                "INSERT INTO fts(fts, rank) VALUES('merge', {pages});
-                 INSERT INTO words(words, rank) VALUES('merge', {pages});
-                 DELETE FROM agentlog_index WHERE key = '{UNMERGED}';"
-            ))
-            .at(self.path)?;
+        self.merge_pages(MERGE_PAGES * now)?;
+        let left = updates.saturating_sub(now);
         if left > 0 {
             self.conn
                 .execute(
