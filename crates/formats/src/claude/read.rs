@@ -486,10 +486,11 @@ impl Reader<'_> {
                 && first.get("isSidechain") == o.get("isSidechain")
                 && msg.get("role").and_then(Value::as_str) == Some("assistant")
         };
-        match &self.entries[p].kind {
-            EntryKind::Message(m) if continues(m, &self.lines[p][0].raw) => {}
+        let first = &self.lines[p][0].raw;
+        let m = match &mut self.entries[p].kind {
+            EntryKind::Message(m) if continues(m, first) => m,
             _ => return Err(o),
-        }
+        };
         // Only writing back looks at a merged chunk's own record.
         let raw = if self.to_write_back {
             Value::Object(o.clone())
@@ -499,9 +500,6 @@ impl Reader<'_> {
         let msg = match o.remove("message") {
             Some(Value::Object(msg)) => msg,
             _ => Map::new(),
-        };
-        let EntryKind::Message(m) = &mut self.entries[p].kind else {
-            return Ok(());
         };
         let chunk = wire::message_from_native(Some("assistant"), msg);
         let mut indices = Vec::with_capacity(chunk.content.len());
