@@ -4,15 +4,15 @@
 use crate::{ApiError, Settings};
 use agentlog_formats::discover::{discover_report, Found};
 use agentlog_formats::{registry, Read};
-use agentlog_index::title::{listed_title, listed_title_owned};
-use agentlog_index::{Backend, ListParams, SessionInfo, SessionOrder};
+use agentlog_index::title::listed_title;
+use agentlog_index::{Backend, Listed, ListingQuery, SessionOrder};
 use agentlog_model::{Session, Timestamp};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// One listed session.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct SessionSummary {
     /// The agent that wrote it.
     pub agent: String,
@@ -177,6 +177,23 @@ pub fn list_in(
     opts: &ListOptions,
     backend: &dyn Backend,
 ) -> Result<Listing, ApiError> {
+    let mut sessions = Vec::new();
+    let mut listing = visit_in(settings, opts, backend, &mut |s| sessions.push(s.clone()))?;
+    listing.sessions = sessions;
+    Ok(listing)
+}
+
+/// Gives `f` each session matching `opts` from the catalog of `backend`,
+/// newest first, as it is read: a listing of 120,000 sessions holds none
+/// of them but the one given (in one reused summary). Returns the rest of
+/// the listing: how many matched, the warnings, the filter that emptied it
+/// and where agentlog looked; its `sessions` are empty.
+pub fn visit_in(
+    settings: &Settings,
+    opts: &ListOptions,
+    backend: &dyn Backend,
+    f: &mut dyn FnMut(&SessionSummary),
+) -> Result<Listing, ApiError> {
     let formats = settings.formats(&opts.agents)?;
     // The files the index could not read, as a listing of the files says.
     let warnings = backend
@@ -185,85 +202,95 @@ pub fn list_in(
         .into_iter()
         .map(|(path, why)| format!("{path}: {why}"))
         .collect();
-    let listing = Listing {
+    let mut listing = Listing {
         looked_in: looked_in(settings, &formats),
         warnings,
         ..Listing::default()
     };
-    if opts.limit.is_none() && opts.project.is_none() && opts.since_ms.is_none() {
-        // Every session of these agents is listed: one read of the whole
-        // catalog, sorted here (sorting in the database costs more than
-        // reading).
-        // Every format: no filter for the backend (the rows of a format
-        // this build does not read are still left out below).
-        let all = ListParams {
-            unordered: true,
-            brief: true,
-            formats: if opts.agents.is_empty() {
-                Vec::new()
-            } else {
-                formats.clone()
-            },
-            ..ListParams::default()
-        };
-        let mut rows = Vec::with_capacity(backend.count_sessions(&all)?);
-        backend.for_each_session(&all, &mut |info| {
-            if formats.contains(&info.format) {
-                rows.push(summary_from_info(info));
-            }
-        })?;
-        return Ok(finish(listing, rows, 0, opts));
-    }
-    if let (Some(limit @ 1..), None, None) = (opts.limit, &opts.project, opts.since_ms) {
-        // The newest `limit` sessions: read in the listing's order from the
-        // catalog's index of it, and counted, not every row read and sorted
-        // (at 10 GB, 122,000 rows for 50).
-        let params = ListParams {
-            formats: formats.clone(),
-            brief: true,
-            limit,
-            order: match opts.order {
-                ListOrder::Started => SessionOrder::Created,
-                ListOrder::Updated => SessionOrder::Updated,
-            },
-            ..ListParams::default()
-        };
-        let sessions: Vec<SessionSummary> = backend
-            .list_sessions(&params)?
-            .into_iter()
-            .filter(|info| formats.contains(&info.format))
-            .map(summary_from_info)
-            .collect();
-        // An empty page is left to the whole path, which says which filter
-        // emptied it.
-        if !sessions.is_empty() {
-            return Ok(Listing {
-                matched: backend.count_sessions(&params)?,
-                sessions,
-                ..listing
-            });
-        }
-    }
-    let rows = from_index(backend, &formats)?;
-    let mut listing = finish(listing, rows, 0, opts);
-    // Titles and tokens only for the sessions kept: reading them for every
-    // session of a large catalog is most of a listing's time.
-    let paths: Vec<String> = listing
-        .sessions
-        .iter()
-        .map(|s| s.path.to_string_lossy().into_owned())
-        .collect();
-    for (s, info) in listing
-        .sessions
-        .iter_mut()
-        .zip(backend.sessions_at(&paths)?)
-    {
-        // A row gone from the catalog since it was read stays bare.
-        if let Some(info) = info {
-            *s = summary_from_info(info);
-        }
+    let q = ListingQuery {
+        formats,
+        project: opts.project.clone(),
+        started_since_ms: opts.since_ms,
+        limit: opts.limit,
+        order: match opts.order {
+            ListOrder::Started => SessionOrder::Created,
+            ListOrder::Updated => SessionOrder::Updated,
+        },
+    };
+    let mut row = SessionSummary::default();
+    listing.matched = backend.visit_listing(&q, &mut |l| {
+        fill(&mut row, l);
+        f(&row);
+    })?;
+    if listing.matched == 0 {
+        listing.emptied_by = Some(emptied_by(backend, &q, &opts.agents)?);
     }
     Ok(listing)
+}
+
+/// The filter that left a listing of `q` empty, from the counts without it.
+fn emptied_by(
+    backend: &dyn Backend,
+    q: &ListingQuery,
+    agents: &[String],
+) -> Result<EmptiedBy, ApiError> {
+    let count = |project: Option<String>| {
+        backend.visit_listing(
+            &ListingQuery {
+                project,
+                started_since_ms: None,
+                limit: Some(0),
+                ..q.clone()
+            },
+            &mut |_| {},
+        )
+    };
+    let sessions = count(None)?;
+    if sessions == 0 {
+        return Ok(EmptiedBy::Agents {
+            agents: agents.to_vec(),
+        });
+    }
+    let in_project = match &q.project {
+        Some(project) => match count(Some(project.clone()))? {
+            0 => {
+                return Ok(EmptiedBy::Project {
+                    project: project.clone(),
+                    sessions,
+                })
+            }
+            n => n,
+        },
+        None => sessions,
+    };
+    Ok(EmptiedBy::Since {
+        since_ms: q.started_since_ms.unwrap_or_default(),
+        sessions: in_project,
+    })
+}
+
+/// Makes `row` the summary of `l`, reusing its strings.
+fn fill(row: &mut SessionSummary, l: &Listed<'_>) {
+    let set = |s: &mut String, v: &str| {
+        s.clear();
+        s.push_str(v);
+    };
+    let set_opt = |s: &mut Option<String>, v: Option<&str>| match v {
+        Some(v) => set(s.get_or_insert_with(String::new), v),
+        None => *s = None,
+    };
+    set(&mut row.agent, l.agent);
+    set(&mut row.format, l.format);
+    set(&mut row.id, l.session_id);
+    let path = row.path.as_mut_os_string();
+    path.clear();
+    path.push(l.path);
+    set_opt(&mut row.project, l.project);
+    set_opt(&mut row.title, l.title);
+    row.started_ms = l.started_ms;
+    row.updated_ms = l.updated_ms;
+    row.messages = l.messages;
+    row.tokens = l.tokens;
 }
 
 /// Filters, sorts and cuts `rows` as `opts` asks, saying which filter
@@ -387,48 +414,6 @@ fn from_files(
         }
     }
     (rows, skipped)
-}
-
-fn from_index(index: &dyn Backend, formats: &[String]) -> Result<Vec<SessionSummary>, ApiError> {
-    let mut rows = Vec::new();
-    let all = ListParams {
-        bare: true,
-        formats: formats.to_vec(),
-        ..ListParams::default()
-    };
-    for info in index.list_sessions(&all)? {
-        if formats.contains(&info.format) {
-            rows.push(summary_from_info(info));
-        }
-    }
-    Ok(rows)
-}
-
-/// Returns the summary of a catalog row.
-pub fn summary_of_info(info: &SessionInfo) -> SessionSummary {
-    summary_from_info(info.clone())
-}
-
-/// Returns the summary of a catalog row, taking its strings.
-fn summary_from_info(info: SessionInfo) -> SessionSummary {
-    let started = info.created_ms.or(info.updated_ms);
-    let title = listed_title_owned(info.title, info.first_prompt);
-    SessionSummary {
-        agent: info.agent,
-        format: info.format,
-        id: info.session_id,
-        path: PathBuf::from(info.path),
-        project: info.project,
-        title,
-        messages: info.messages,
-        tokens: info
-            .tokens
-            .iter()
-            .map(|t| t.input + t.output + t.cache_read + t.cache_write)
-            .sum(),
-        started_ms: started,
-        updated_ms: info.updated_ms,
-    }
 }
 
 /// Reads one discovered session with the format that found it.

@@ -501,11 +501,15 @@ pub fn run_all(o: &Options) -> anyhow::Result<Vec<String>> {
     }
     drop(server);
 
-    // ls.
+    // ls, with each of its filters (the generated sessions start from
+    // 2025-03-01 over six months; about 3 % of them in `docs-site`).
     for args in [
         vec!["ls"],
         vec!["ls", "--limit", "50"],
         vec!["ls", "--agent", "codex"],
+        vec!["ls", "--project", "docs-site"],
+        vec!["ls", "--since", "2025-08-01"],
+        vec!["ls", "--json"],
     ] {
         let mut v = Vec::new();
         for _ in 0..o.runs.min(10) {

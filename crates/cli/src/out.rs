@@ -83,15 +83,30 @@ pub fn print_json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
 
 /// Returns `n` with thousands separated by commas: `1,234,567`.
 pub fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+    let mut out = String::with_capacity(26);
+    push_grouped(n, &mut out);
+    out
+}
+
+/// Appends `n` with thousands separated by commas to `out`.
+pub fn push_grouped(n: u64, out: &mut String) {
+    let mut digits = [0u8; 20];
+    let mut len = 0;
+    let mut rest = n;
+    loop {
+        digits[len] = b'0' + (rest % 10) as u8;
+        len += 1;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    for i in (0..len).rev() {
+        out.push(char::from(digits[i]));
+        if i > 0 && i % 3 == 0 {
             out.push(',');
         }
-        out.push(c);
     }
-    out
 }
 
 /// Returns the plural of an English noun: `entry` -> `entries`, `match`
@@ -159,5 +174,26 @@ mod tests {
         assert_eq!(group(999), "999");
         assert_eq!(group(1000), "1,000");
         assert_eq!(group(0), "0");
+    }
+
+    #[test]
+    fn grouping_digits_writes_what_formatting_the_number_does() {
+        for n in [0, 7, 10, 999, 1_000, 12_345, 100_000, 999_999, 1_000_000]
+            .into_iter()
+            .chain([u64::MAX, u64::MAX / 7, 1 << 40])
+        {
+            let plain = n.to_string();
+            let want: String = plain
+                .chars()
+                .enumerate()
+                .flat_map(|(i, c)| {
+                    let comma = i > 0 && (plain.len() - i) % 3 == 0;
+                    comma.then_some(',').into_iter().chain([c])
+                })
+                .collect();
+            let mut out = String::from("x");
+            push_grouped(n, &mut out);
+            assert_eq!(out, format!("x{want}"), "{n}");
+        }
     }
 }

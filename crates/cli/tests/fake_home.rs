@@ -363,6 +363,65 @@ fn ls_from_the_index_catalog_lists_the_same_sessions() {
     ]);
     assert_eq!(cursor.len(), 1);
     assert_eq!(cursor[0]["id"], CURSOR_TRANSCRIPT_ID);
+    // Filtered in the index as in the files: by project, by start, both,
+    // cut; and a filter that empties the list is named the same way.
+    let started: Vec<&str> = cached
+        .iter()
+        .filter_map(|r| r["started"].as_str())
+        .collect();
+    let middle = started[started.len() / 2];
+    for flags in [
+        vec!["--project", "proj"],
+        vec!["--since", middle],
+        vec!["--project", "/", "--since", middle],
+        vec!["--project", "/", "--since", middle, "--limit", "1"],
+        vec!["--agent", "codex,claude", "--project", "/"],
+    ] {
+        let from_files = home.ls_json(&[&["--files"], &flags[..]].concat());
+        let from_index = home.ls_json(&[&["--cached"], &flags[..]].concat());
+        assert!(!from_index.is_empty(), "{flags:?}");
+        // The fields both sources know alike (a file's last change is its
+        // modification time when the session does not say).
+        let fields = |rows: &[Value]| -> Vec<Vec<Value>> {
+            rows.iter()
+                .map(|r| {
+                    [
+                        "path", "agent", "id", "project", "title", "started", "messages", "tokens",
+                    ]
+                    .map(|k| r[k].clone())
+                    .to_vec()
+                })
+                .collect()
+        };
+        assert_eq!(fields(&from_index), fields(&from_files), "{flags:?}");
+    }
+    for flags in [
+        vec!["--project", "no-such-project"],
+        vec!["--since", "2100-01-01"],
+    ] {
+        let from_files = home.run(&[&["ls", "--files"], &flags[..]].concat());
+        let from_index = home.run(&[&["ls", "--cached"], &flags[..]].concat());
+        assert!(
+            from_index.stdout.starts_with("no sessions found"),
+            "{flags:?}: {}",
+            from_index.stdout
+        );
+        assert_eq!(from_index.stdout, from_files.stdout, "{flags:?}");
+    }
+    // Emptied by the start after the project: the sessions of the project
+    // counted (the files' listing counts the files it did not read too).
+    let in_project = cached
+        .iter()
+        .filter(|r| r["project"].as_str().is_some_and(|p| p.contains('/')))
+        .count();
+    let out = home.run(&["ls", "--cached", "--project", "/", "--since", "2100-01-01"]);
+    assert!(
+        out.stdout.starts_with(&format!(
+            "no sessions found: {in_project} sessions found, none started since"
+        )),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]

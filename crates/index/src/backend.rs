@@ -25,8 +25,8 @@
 //! ```
 
 use crate::{
-    Facet, Hit, Index, IndexError, ListParams, PageParams, Progress, SearchParams, SessionInfo,
-    SessionPage, Stats, StatsParams, UpdateReport,
+    Facet, Hit, Index, IndexError, ListParams, Listed, ListingQuery, PageParams, Progress,
+    SearchParams, SessionInfo, SessionOrder, SessionPage, Stats, StatsParams, UpdateReport,
 };
 use agentlog_formats::discover::Found;
 use serde::Serialize;
@@ -106,6 +106,76 @@ pub(crate) fn count_listed(
         .count())
 }
 
+/// [`Backend::visit_listing`] over what every backend has: its list of
+/// sessions, filtered and sorted here (or, for the newest few of some
+/// formats, its own limited list and count).
+fn listing_of_list(
+    b: &(impl Backend + ?Sized),
+    q: &ListingQuery,
+    f: &mut dyn FnMut(&Listed<'_>),
+) -> Result<usize, IndexError> {
+    let give = |info: &SessionInfo, f: &mut dyn FnMut(&Listed<'_>)| {
+        f(&Listed {
+            session_id: &info.session_id,
+            agent: &info.agent,
+            format: &info.format,
+            path: &info.path,
+            project: info.project.as_deref(),
+            title: info.title.as_deref(),
+            started_ms: info.created_ms.or(info.updated_ms),
+            updated_ms: info.updated_ms,
+            messages: info.messages,
+            tokens: info
+                .tokens
+                .iter()
+                .map(|t| t.input + t.output + t.cache_read + t.cache_write)
+                .sum(),
+        })
+    };
+    let brief = ListParams {
+        formats: q.formats.clone(),
+        order: q.order,
+        brief: true,
+        ..ListParams::default()
+    };
+    if let (Some(limit @ 1..), None, None) = (q.limit, &q.project, q.started_since_ms) {
+        let params = ListParams { limit, ..brief };
+        let mut given = 0;
+        for info in b.list_sessions(&params)? {
+            if q.matches(&info) && given < limit {
+                give(&info, f);
+                given += 1;
+            }
+        }
+        return Ok(if given < limit {
+            given
+        } else {
+            b.count_sessions(&params)?
+        });
+    }
+    let mut rows: Vec<SessionInfo> = Vec::new();
+    b.for_each_session(
+        &ListParams {
+            unordered: true,
+            ..brief
+        },
+        &mut |info| {
+            if q.matches(&info) {
+                rows.push(info);
+            }
+        },
+    )?;
+    let key = |s: &SessionInfo| match q.order {
+        SessionOrder::Created => s.created_ms.or(s.updated_ms),
+        SessionOrder::Updated => s.updated_ms,
+    };
+    rows.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.path.cmp(&b.path)));
+    for info in rows.iter().take(q.limit.unwrap_or(usize::MAX)) {
+        give(info, f);
+    }
+    Ok(rows.len())
+}
+
 /// A store of the session catalog, full-text search and token statistics.
 ///
 /// Required: [`name`](Backend::name), [`status`](Backend::status),
@@ -140,6 +210,17 @@ pub trait Backend: Send {
     /// aside), counting only those of `p.formats` when it is not empty.
     fn count_sessions(&self, p: &ListParams) -> Result<usize, IndexError> {
         count_listed(p, |all| self.list_sessions(all))
+    }
+
+    /// Gives `f` the sessions `q` lists, in its order, as they are read
+    /// (a backend may read them all first); returns how many match, its
+    /// limit aside.
+    fn visit_listing(
+        &self,
+        q: &ListingQuery,
+        f: &mut dyn FnMut(&Listed<'_>),
+    ) -> Result<usize, IndexError> {
+        listing_of_list(self, q, f)
     }
 
     /// Returns the sessions whose id starts with `p.prefix` (an exact id
@@ -322,6 +403,14 @@ impl Backend for Index {
 
     fn count_sessions(&self, p: &ListParams) -> Result<usize, IndexError> {
         Index::count_sessions(self, p)
+    }
+
+    fn visit_listing(
+        &self,
+        q: &ListingQuery,
+        f: &mut dyn FnMut(&Listed<'_>),
+    ) -> Result<usize, IndexError> {
+        Index::visit_listing(self, q, f)
     }
 
     fn resolve_session(&self, p: &ResolveParams) -> Result<Vec<SessionRef>, IndexError> {

@@ -177,7 +177,7 @@ impl Index {
         let order = if p.bare || p.unordered {
             ""
         } else {
-            // SQLite puts NULL last in a descending order; `sessions_started`
+            // SQLite puts NULL last in a descending order; `sessions_listing`
             // and `sessions_recent` hold these orders, so a limited list
             // reads only the rows it gives.
             if p.order == SessionOrder::Created {
@@ -642,7 +642,7 @@ fn row_with(
 
 /// The formats as one string, each between two unit separators (`""` for
 /// none), as the catalog's queries match them.
-fn formats_key(formats: &[String]) -> String {
+pub(crate) fn formats_key(formats: &[String]) -> String {
     if formats.is_empty() {
         return String::new();
     }

@@ -27,8 +27,8 @@
 
 use crate::backend::{Backend, ResolveParams, UpdateParams};
 use crate::{
-    Facet, GroupBy, IndexError, ListParams, PageParams, SearchParams, SessionInfo, SessionOrder,
-    SessionTokens, SortBy, StatsParams,
+    Facet, GroupBy, IndexError, ListParams, Listed, ListingQuery, PageParams, SearchParams,
+    SessionInfo, SessionOrder, SessionTokens, SortBy, StatsParams,
 };
 use agentlog_formats::discover::Found;
 use agentlog_formats::Format;
@@ -56,7 +56,7 @@ const CAST: [(Agent, &str, &str); 4] = [
 /// Returns a deterministic set of sessions for the suite: several agents
 /// and projects, ids sharing prefixes, tool calls, thinking, usage by
 /// model, a session without times, hostile text (terminal escapes, HTML,
-/// a long line), and one word found in exactly one session each
+/// a long line, a prompt with 300 spaces in its first line), and one word found in exactly one session each
 /// (`markerN`, N the session's position).
 pub fn sessions(now_ms: i64) -> Vec<Session> {
     let mut out = Vec::new();
@@ -86,6 +86,12 @@ pub fn sessions(now_ms: i64) -> Vec<Session> {
             let prompt = match (n, t) {
                 (5, 0) => "fix the \u{1b}[31mred\u{1b}[0m build <script>alert(1)</script> marker5"
                     .to_string(),
+                // A first line with a long blank stretch: listed, it is
+                // cut within the stretch.
+                (6, 0) => format!(
+                    "fix{}the tokenizer fails on unicode input marker{n}",
+                    " ".repeat(300)
+                ),
                 (_, 0) => format!("the tokenizer fails on unicode input marker{n}"),
                 _ => format!("now run the tests for turn {t}"),
             };
@@ -178,6 +184,7 @@ pub fn run(make: &mut dyn FnMut() -> Box<dyn Backend>, dir: &Path, sessions: &[S
     };
     check_status(fresh().as_ref(), &expected);
     check_list(fresh().as_ref(), &expected);
+    check_listing(fresh().as_ref(), &expected);
     check_resolve(fresh().as_ref(), &expected);
     check_search(fresh().as_ref(), &expected);
     check_stats(fresh().as_ref(), &expected);
@@ -187,6 +194,7 @@ pub fn run(make: &mut dyn FnMut() -> Box<dyn Backend>, dir: &Path, sessions: &[S
 }
 
 /// What the suite expects of one session, computed from the model.
+#[derive(Clone)]
 struct Expected {
     id: String,
     agent: String,
@@ -754,6 +762,154 @@ fn check_list(b: &dyn Backend, e: &[Expected]) {
         ..ListParams::default()
     };
     assert!(list(b, &none).is_empty(), "{name}: {none:?}");
+}
+
+/// What a listing gave: the ids in order, each with its start, tokens and
+/// title, and how many matched.
+type Listing = (Vec<(String, Option<i64>, u64, Option<String>)>, usize);
+
+fn listing(b: &dyn Backend, q: &ListingQuery) -> Listing {
+    let mut rows = Vec::new();
+    let matched = ok(
+        b,
+        "visit_listing",
+        b.visit_listing(q, &mut |l: &Listed<'_>| {
+            rows.push((
+                l.session_id.to_string(),
+                l.started_ms,
+                l.tokens,
+                l.title.map(String::from),
+            ))
+        }),
+    );
+    (rows, matched)
+}
+
+fn check_listing(b: &dyn Backend, e: &[Expected]) {
+    let name = b.name();
+    // The formats, and the listed titles, as the brief list gives them.
+    let brief = list(
+        b,
+        &ListParams {
+            brief: true,
+            ..ListParams::default()
+        },
+    );
+    let formats: Vec<String> = brief
+        .iter()
+        .map(|s| s.format.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let title = |id: &str| {
+        brief
+            .iter()
+            .find(|s| s.session_id == id)
+            .and_then(|s| s.title.clone())
+    };
+    let started = |x: &Expected| x.created_ms.or(x.updated_ms);
+    let times: Vec<i64> = e.iter().filter_map(started).collect();
+    let middle =
+        times.iter().copied().min().unwrap_or(0) / 2 + times.iter().copied().max().unwrap_or(0) / 2;
+    let all = ListingQuery {
+        formats: formats.clone(),
+        order: SessionOrder::Created,
+        ..ListingQuery::default()
+    };
+    for (q, keep, order) in [
+        (all.clone(), None, SessionOrder::Created),
+        (
+            ListingQuery {
+                order: SessionOrder::Updated,
+                ..all.clone()
+            },
+            None,
+            SessionOrder::Updated,
+        ),
+        (
+            ListingQuery {
+                project: Some("parser".into()),
+                ..all.clone()
+            },
+            Some((Some("parser"), None)),
+            SessionOrder::Created,
+        ),
+        (
+            ListingQuery {
+                started_since_ms: Some(middle),
+                ..all.clone()
+            },
+            Some((None, Some(middle))),
+            SessionOrder::Created,
+        ),
+        (
+            ListingQuery {
+                limit: Some(2),
+                ..all.clone()
+            },
+            None,
+            SessionOrder::Created,
+        ),
+        (
+            ListingQuery {
+                project: Some("/home/".into()),
+                started_since_ms: Some(middle),
+                limit: Some(1),
+                ..all.clone()
+            },
+            Some((Some("/home/"), Some(middle))),
+            SessionOrder::Created,
+        ),
+        (
+            ListingQuery {
+                limit: Some(0),
+                ..all.clone()
+            },
+            None,
+            SessionOrder::Created,
+        ),
+    ] {
+        let kept: Vec<Expected> = e
+            .iter()
+            .filter(|x| {
+                keep.is_none_or(|(project, since): (Option<&str>, Option<i64>)| {
+                    project.is_none_or(|project| {
+                        x.project.as_deref().is_some_and(|p| p.contains(project))
+                    }) && since.is_none_or(|since| started(x).is_some_and(|t| t >= since))
+                })
+            })
+            .cloned()
+            .collect();
+        let mut want = newest_first(&kept, |x| match order {
+            SessionOrder::Created => started(x),
+            SessionOrder::Updated => x.updated_ms,
+        });
+        want.truncate(q.limit.unwrap_or(usize::MAX));
+        let (rows, matched) = listing(b, &q);
+        let got: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(got, want, "{name}: listing {q:?}");
+        assert_eq!(matched, kept.len(), "{name}: listing {q:?}, matched");
+        for (id, start, tokens, t) in &rows {
+            let x = kept
+                .iter()
+                .find(|x| &x.id == id)
+                .unwrap_or_else(|| panic!("{id}"));
+            assert_eq!(*start, started(x), "{name}: start of {id}");
+            let want_tokens: u64 = x.tokens.values().map(|t| t[1] + t[2] + t[3] + t[4]).sum();
+            assert_eq!(*tokens, want_tokens, "{name}: tokens of {id}");
+            assert_eq!(*t, title(id), "{name}: title of {id}");
+        }
+    }
+    // No format: nothing.
+    let none = ListingQuery {
+        formats: vec!["no-such-format".into()],
+        ..all
+    };
+    assert_eq!(
+        listing(b, &none),
+        (Vec::new(), 0),
+        "{name}: listing {none:?}"
+    );
 }
 
 fn check_resolve(b: &dyn Backend, e: &[Expected]) {

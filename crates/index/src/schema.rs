@@ -126,26 +126,53 @@ INSERT INTO words(words, rank) VALUES('crisismerge', 64);
 /// Indexes that came after the schema's version, created (when missing)
 /// by every update: the catalog's default order (newest first, sessions
 /// without a time last), so the first page of a browser's list reads 50
-/// rows, not every session; the two orders of a listing (started or
-/// updated, newest first, then by path), so `ls --limit 50` reads 50 rows
-/// of 122,000; the agent, project and sort keys of every
-/// session, in which a filtered list finds, counts and orders its matches
-/// without reading the catalog's rows (a list of 100,000 sessions filtered
-/// by agent and project and sorted by messages: 200 → 18 ms); the format,
-/// last change and entries of every session, in which a listing of some
-/// formats counts and finds them (`ls --limit 50`: 70 → 10 ms at 10 GB) and
-/// `agentlog index` sums the entries without reading the catalog; the files by
-/// time and the failed ones, which the freshness check of every command
+/// rows, not every session; the order of a listing by last change (newest
+/// first, then by path), so `ls --limit 50` reads 50 rows of 122,000; the
+/// listing by start with every column it shows, the starts of the title
+/// and of the first prompt included ([`crate::listing`]: `ls` of every
+/// session reads this index alone; it replaced `sessions_started`, the
+/// order alone); the agent, project and sort keys of every session, in
+/// which a filtered list finds, counts and orders its matches without
+/// reading the catalog's rows (a list of 100,000 sessions filtered by agent
+/// and project and sorted by messages: 200 → 18 ms); the format, last
+/// change and entries of every session, in which a listing of some formats
+/// counts and finds them (`ls --limit 50`: 70 → 10 ms at 10 GB) and
+/// `agentlog index` sums the entries without reading the catalog; the files
+/// by time and the failed ones, which the freshness check of every command
 /// reads.
 pub(crate) const LATER_INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS sessions_filters ON sessions(agent, project, messages, updated_ms, created_ms);
 CREATE INDEX IF NOT EXISTS sessions_order ON sessions(updated_ms IS NULL, updated_ms DESC, id DESC);
-CREATE INDEX IF NOT EXISTS sessions_started ON sessions(coalesce(created_ms, updated_ms) DESC, path);
+DROP INDEX IF EXISTS sessions_started;
+CREATE INDEX IF NOT EXISTS sessions_listing ON sessions(coalesce(created_ms, updated_ms) DESC, path,
+  format, agent, session_id, project, messages, updated_ms,
+  substr(title, 1, 256), substr(first_prompt, 1, 256));
 CREATE INDEX IF NOT EXISTS sessions_recent ON sessions(updated_ms DESC, path);
 CREATE INDEX IF NOT EXISTS sessions_format ON sessions(format, updated_ms, entries);
 CREATE INDEX IF NOT EXISTS files_mtime ON files(mtime_ns);
 CREATE INDEX IF NOT EXISTS files_failed ON files(id) WHERE error IS NOT NULL;
 ";
+
+/// True when the index on `conn` lacks one of the [`LATER_INDEXES`] or
+/// still has one they drop.
+pub(crate) fn later_indexes_missing(conn: &Connection, path: &Path) -> Result<bool, IndexError> {
+    let mut stmt = conn
+        .prepare_cached("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = ?1")
+        .at(path)?;
+    for statement in LATER_INDEXES.split(';') {
+        let words: Vec<&str> = statement.split_whitespace().take(6).collect();
+        let (name, wanted) = match words.as_slice() {
+            ["CREATE", "INDEX", "IF", "NOT", "EXISTS", name] => (*name, true),
+            ["DROP", "INDEX", "IF", "EXISTS", name, ..] => (*name, false),
+            _ => continue,
+        };
+        let n: i64 = stmt.query_row([name], |r| r.get(0)).at(path)?;
+        if (n > 0) != wanted {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
 
 /// The SQLite `application_id` of an agentlog index ("AGLX"): with the
 /// marker table it is how agentlog knows a file is its own before it ever

@@ -409,8 +409,9 @@ impl Index {
     /// Merges the full-text segments that updates of recent files added
     /// without merging (a command's update on the way to its answer; see
     /// [`Plan`]), within the bound an ordinary update merges in; what a
-    /// full check with nothing to read does. Returns whether there was
-    /// anything to merge.
+    /// full check with nothing to read does, which also makes the
+    /// [later indexes](crate::schema::LATER_INDEXES) an index made before
+    /// them lacks. Returns whether there was anything to do.
     pub fn merge_pending(&mut self) -> Result<bool, IndexError> {
         use rusqlite::OptionalExtension;
         let pending = || -> Result<Option<i64>, IndexError> {
@@ -423,7 +424,10 @@ impl Index {
                 .optional()
                 .at(&self.path)
         };
-        if pending()?.is_none() {
+        // An index made before a later index came gets it here too (an
+        // update with files to read makes it anyway).
+        let missing = || crate::schema::later_indexes_missing(&self.conn, &self.path);
+        if pending()?.is_none() && !missing()? {
             return Ok(false);
         }
         // Under the update lock, as any update: waiting for another
@@ -433,12 +437,16 @@ impl Index {
         } else {
             None
         };
-        let Some(updates) = pending()? else {
+        let updates = pending()?;
+        if updates.is_none() && !missing()? {
             return Ok(false);
-        };
+        }
         let path = self.path.clone();
+        // Beginning makes the later indexes.
         let mut w = writer::Writer::begin(&mut self.conn, &path)?;
-        w.merge_deferred(u32::try_from(updates).unwrap_or(u32::MAX))?;
+        if let Some(updates) = updates {
+            w.merge_deferred(u32::try_from(updates).unwrap_or(u32::MAX))?;
+        }
         w.commit()?;
         Ok(true)
     }

@@ -86,13 +86,21 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
         order: ListOrder::Started,
         source,
     };
+    // The rows go to the table or the JSON as they are read: a listing of
+    // 120,000 sessions never holds them all (making and freeing them was
+    // half of `ls` at 10 GB).
+    let mut out = if args.json {
+        Rows::Json(JsonArray::new(std::io::stdout().lock()))
+    } else {
+        Rows::Table(Table::new(&settings.env.home))
+    };
     let listing = if let Some(url) = &args.db {
         let db = crate::commands::db::connect(url)?;
-        agentlog_api::list::list_in(&settings, &opts, &db)?
+        agentlog_api::list::visit_in(&settings, &opts, &db, &mut |s| out.push(s))?
     } else if cached {
         // The index and its refresh, with the notices of `search`.
         let index = crate::commands::index::refreshed(&loc)?;
-        agentlog_api::list::list_in(&loc.resolve()?, &opts, &index)?
+        agentlog_api::list::visit_in(&loc.resolve()?, &opts, &index, &mut |s| out.push(s))?
     } else {
         let bar = progress_bar();
         let l = agentlog_api::list::list(&settings, &opts, &|done, total| {
@@ -104,30 +112,33 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
         if let Some(b) = bar {
             b.finish_and_clear();
         }
+        l.sessions.iter().for_each(|s| out.push(s));
         l
     };
     for w in &listing.warnings {
         crate::eprintln_clean!("agentlog: warning: {w}");
     }
-    if args.json {
-        out::print_json(&listing.sessions)?;
-    } else if listing.sessions.is_empty() {
-        out::print(&nothing_found(&listing, &args))?;
-    } else {
-        // Every cell of the table is sanitized (the table is not again:
-        // checking its 1.5 MB at 1 GB of sessions was 3% of `ls`).
-        write_table(
-            &listing.sessions,
-            &settings.env.home,
-            &mut std::io::stdout().lock(),
-        )?;
-        if listing.matched > listing.sessions.len() {
-            crate::eprintln_clean!(
-                "agentlog: showing {} of {} sessions (--limit)",
-                out::group(listing.sessions.len() as u64),
-                out::group(listing.matched as u64)
-            );
+    let shown = match out {
+        Rows::Json(json) => {
+            json.finish()?;
+            return Ok(ExitCode::SUCCESS);
         }
+        Rows::Table(table) if table.is_empty() => {
+            out::print(&nothing_found(&listing, &args))?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Rows::Table(table) => {
+            // Every cell of the table is sanitized (the table is not again:
+            // checking its 1.5 MB at 1 GB of sessions was 3% of `ls`).
+            table.write(&mut std::io::stdout().lock())?
+        }
+    };
+    if listing.matched > shown {
+        crate::eprintln_clean!(
+            "agentlog: showing {} of {} sessions (--limit)",
+            out::group(shown as u64),
+            out::group(listing.matched as u64)
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -189,103 +200,224 @@ fn truncate_left(s: &str, max: usize) -> String {
     sanitize::truncate_start(s, max)
 }
 
-/// Writes the rows as an aligned table to `w`, line by line. The widths
-/// are found in a first pass; the cells that are costly to make (the
-/// start, the id and the project) are kept from it, the others made again
-/// while writing (holding every cell of 120,000 rows was a fifth of `ls`).
-fn write_table(
-    rows: &[SessionSummary],
-    home: &std::path::Path,
-    w: &mut impl std::io::Write,
-) -> std::io::Result<()> {
-    use std::io::Write as _;
-    let home = home.to_string_lossy();
-    let header = [
-        "STARTED", "AGENT", "MSGS", "TOKENS", "ID", "PROJECT", "TITLE",
-    ];
-    let mut widths = header.map(|h| h.chars().count());
-    // The kept cells of every row, one after the other in one string, and
-    // where each row's three end.
-    let mut kept = String::with_capacity(rows.len() * 64);
-    let mut ends: Vec<[usize; 3]> = Vec::with_capacity(rows.len());
-    let mut started = String::with_capacity(16);
-    for r in rows {
-        started_cell(r.started_ms, &mut started);
-        let project = project_cell(r.project.as_deref(), &home);
-        let id = sanitize::head(&r.id, 8);
-        let cells = [
-            started.len(),
-            sanitize::sanitize_line(&r.agent).chars().count(),
-            grouped_len(r.messages),
-            grouped_len(r.tokens),
-            id.chars().count(),
-            project.chars().count(),
-        ];
-        for (w, n) in widths.iter_mut().zip(cells) {
-            *w = (*w).max(n);
+/// Where listed sessions go, one at a time.
+enum Rows<'h> {
+    Table(Table<'h>),
+    Json(JsonArray<std::io::StdoutLock<'static>>),
+}
+
+impl Rows<'_> {
+    fn push(&mut self, s: &SessionSummary) {
+        match self {
+            Rows::Table(t) => t.push(s),
+            Rows::Json(j) => j.push(s),
         }
-        kept.push_str(&started);
-        let a = kept.len();
-        kept.push_str(&id);
-        let b = kept.len();
-        kept.push_str(&project);
-        ends.push([a, b, kept.len()]);
     }
-    let mut line = String::with_capacity(256);
-    let put = |line: &mut String, cols: [&str; 7], lens: [usize; 7]| {
-        for (i, ((cell, n), w)) in cols.iter().zip(lens).zip(widths).enumerate() {
-            let pad = w.saturating_sub(n);
-            // Numbers right-aligned; the title, last, not padded.
+}
+
+/// The cells of an aligned table, kept as rows come (the widths are known
+/// only once all have come): every cell of a row, one after the other, in
+/// the text of a chunk, and where each ends. Chunks of a fixed size are
+/// filled, not one string grown: growing it copied it again and again and
+/// touched twice its memory (a fifth of `ls` at 10 GB).
+struct Table<'h> {
+    home: std::borrow::Cow<'h, str>,
+    chunks: Vec<Chunk>,
+    widths: [usize; COLUMNS],
+    rows: usize,
+}
+
+struct Chunk {
+    text: String,
+    ends: Vec<[u32; COLUMNS]>,
+}
+
+/// The text of a chunk: about 7,000 rows.
+const CHUNK: usize = 1 << 20;
+
+const COLUMNS: usize = 7;
+const HEADER: [&str; COLUMNS] = [
+    "STARTED", "AGENT", "MSGS", "TOKENS", "ID", "PROJECT", "TITLE",
+];
+
+/// The width of a cell on a terminal, as the table counts it: characters.
+fn width(cell: &str) -> usize {
+    if cell.is_ascii() {
+        cell.len()
+    } else {
+        cell.chars().count()
+    }
+}
+
+impl<'h> Table<'h> {
+    fn new(home: &'h std::path::Path) -> Table<'h> {
+        Table {
+            home: home.to_string_lossy(),
+            chunks: Vec::new(),
+            widths: HEADER.map(width),
+            rows: 0,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    fn push(&mut self, r: &SessionSummary) {
+        let agent = sanitize::sanitize_line(&r.agent);
+        let id = sanitize::head(&r.id, 8);
+        let project = project_cell(r.project.as_deref(), &self.home);
+        let title = truncate(r.title.as_deref().unwrap_or("-"), 60);
+        // The start (16), the numbers (at most 26 each) and the rest.
+        let most = 16 + 2 * 26 + agent.len() + id.len() + project.len() + title.len();
+        if self
+            .chunks
+            .last()
+            .is_none_or(|c| c.text.capacity() - c.text.len() < most)
+        {
+            self.chunks.push(Chunk {
+                text: String::with_capacity(CHUNK.max(most)),
+                ends: Vec::with_capacity(CHUNK / 64),
+            });
+        }
+        let Some(chunk) = self.chunks.last_mut() else {
+            return;
+        };
+        let text = &mut chunk.text;
+        let mut ends = [0u32; COLUMNS];
+        let mut from = text.len();
+        for (i, end) in ends.iter_mut().enumerate() {
+            match i {
+                0 => started_cell(r.started_ms, text),
+                1 => text.push_str(&agent),
+                2 => out::push_grouped(r.messages, text),
+                3 => out::push_grouped(r.tokens, text),
+                4 => text.push_str(&id),
+                5 => text.push_str(&project),
+                _ => text.push_str(&title),
+            }
+            // The title, last, is not padded.
+            if i < COLUMNS - 1 {
+                self.widths[i] = self.widths[i].max(width(&text[from..]));
+            }
+            from = text.len();
+            // A chunk is far shorter than 4 GB.
+            *end = u32::try_from(from).unwrap_or(u32::MAX);
+        }
+        chunk.ends.push(ends);
+        self.rows += 1;
+    }
+
+    /// Writes the table to `w`, line by line; returns its rows.
+    fn write(&self, w: &mut impl std::io::Write) -> std::io::Result<usize> {
+        use std::io::Write as _;
+        let mut buf = std::io::BufWriter::with_capacity(64 * 1024, w);
+        let mut line = String::with_capacity(256);
+        self.line(&mut line, HEADER);
+        buf.write_all(line.as_bytes())?;
+        for chunk in &self.chunks {
+            let mut from = 0;
+            for ends in &chunk.ends {
+                let mut cells = [""; COLUMNS];
+                for (cell, end) in cells.iter_mut().zip(ends) {
+                    let end = *end as usize;
+                    *cell = chunk.text.get(from..end).unwrap_or_default();
+                    from = end;
+                }
+                line.clear();
+                self.line(&mut line, cells);
+                buf.write_all(line.as_bytes())?;
+            }
+        }
+        buf.flush()?;
+        Ok(self.rows)
+    }
+
+    /// One line of the table: cells padded to the widths, numbers
+    /// right-aligned.
+    fn line(&self, line: &mut String, cells: [&str; COLUMNS]) {
+        for (i, (cell, w)) in cells.iter().zip(self.widths).enumerate() {
+            if i == COLUMNS - 1 {
+                line.push_str(cell);
+                break;
+            }
+            let pad = w.saturating_sub(width(cell));
             if i == 2 || i == 3 {
                 line.extend(std::iter::repeat_n(' ', pad));
-                line.push_str(cell);
-            } else if i == 6 {
                 line.push_str(cell);
             } else {
                 line.push_str(cell);
                 line.extend(std::iter::repeat_n(' ', pad));
             }
-            if i < 6 {
-                line.push_str("  ");
-            }
+            line.push_str("  ");
         }
         line.truncate(line.trim_end().len());
         line.push('\n');
-    };
-    put(&mut line, header, header.map(|h| h.chars().count()));
-    let mut buf = std::io::BufWriter::with_capacity(64 * 1024, w);
-    buf.write_all(line.as_bytes())?;
-    let mut from = 0;
-    for (r, [a, b, c]) in rows.iter().zip(&ends) {
-        let (started, id, project) = (&kept[from..*a], &kept[*a..*b], &kept[*b..*c]);
-        from = *c;
-        let agent = sanitize::sanitize_line(&r.agent);
-        let (messages, tokens) = (out::group(r.messages), out::group(r.tokens));
-        let title = truncate(r.title.as_deref().unwrap_or("-"), 60);
-        line.clear();
-        put(
-            &mut line,
-            [started, &agent, &messages, &tokens, id, project, &title],
-            [
-                started.len(),
-                agent.chars().count(),
-                messages.len(),
-                tokens.len(),
-                id.chars().count(),
-                project.chars().count(),
-                0,
-            ],
-        );
-        buf.write_all(line.as_bytes())?;
     }
-    buf.flush()
 }
 
-/// Writes the start column of a session that started at `ms` into `cell`
+/// A JSON array written as its elements come, as [`out::print_json`]
+/// writes a whole one (pretty, two spaces a level). The first error stops
+/// the writing and is given by [`JsonArray::finish`].
+struct JsonArray<W: std::io::Write> {
+    w: std::io::BufWriter<W>,
+    element: Vec<u8>,
+    given: usize,
+    error: Option<anyhow::Error>,
+}
+
+impl<W: std::io::Write> JsonArray<W> {
+    fn new(w: W) -> JsonArray<W> {
+        JsonArray {
+            w: std::io::BufWriter::with_capacity(64 * 1024, w),
+            element: Vec::new(),
+            given: 0,
+            error: None,
+        }
+    }
+
+    fn push(&mut self, value: &impl serde::Serialize) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Err(e) = self.write(value) {
+            self.error = Some(e);
+        }
+    }
+
+    fn write(&mut self, value: &impl serde::Serialize) -> anyhow::Result<()> {
+        use std::io::Write as _;
+        self.element.clear();
+        serde_json::to_writer_pretty(&mut self.element, value)?;
+        self.w
+            .write_all(if self.given == 0 { b"[\n  " } else { b",\n  " })?;
+        // One level in: JSON text has line breaks only between its tokens.
+        for (i, part) in self.element.split(|b| *b == b'\n').enumerate() {
+            if i > 0 {
+                self.w.write_all(b"\n  ")?;
+            }
+            self.w.write_all(part)?;
+        }
+        self.given += 1;
+        Ok(())
+    }
+
+    fn finish(mut self) -> anyhow::Result<()> {
+        use std::io::Write as _;
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.w
+            .write_all(if self.given == 0 { b"[]\n" } else { b"\n]\n" })?;
+        self.w.flush()?;
+        Ok(())
+    }
+}
+
+/// Appends the start column of a session that started at `ms` to `cell`
 /// (`-` when it is not known): the local date and time to the minute.
 fn started_cell(ms: Option<i64>, cell: &mut String) {
     use std::fmt::Write as _;
-    cell.clear();
     let Some(t) = ms.and_then(|ms| Local.timestamp_millis_opt(ms).single()) else {
         cell.push('-');
         return;
@@ -327,12 +459,6 @@ fn project_cell(project: Option<&str>, home: &str) -> String {
     }
 }
 
-/// The length of `n` as [`out::group`] writes it (ASCII digits and commas).
-fn grouped_len(n: u64) -> usize {
-    let digits = n.checked_ilog10().unwrap_or(0) as usize + 1;
-    digits + (digits - 1) / 3
-}
-
 /// Parses `--since` as every command does
 /// ([`agentlog_index::time::parse_time`]: dates and `today` in UTC, like the
 /// times agentlog prints).
@@ -372,14 +498,20 @@ mod tests {
     }
 
     #[test]
-    fn grouped_numbers_are_as_long_as_they_are_written() {
-        for n in [
-            0, 1, 9, 10, 99, 100, 999, 1_000, 9_999, 12_345, 999_999, 1_000_000,
-        ]
-        .into_iter()
-        .chain([u64::MAX, u64::MAX / 7])
-        {
-            assert_eq!(grouped_len(n), out::group(n).len(), "{n}");
+    fn json_written_as_it_comes_is_the_json_of_the_whole_array() {
+        let rows: Vec<serde_json::Value> = vec![
+            serde_json::json!({"a": 1, "b": [1, 2], "c": {"d": "line\nbreak"}}),
+            serde_json::json!({"e": null}),
+            serde_json::json!([]),
+        ];
+        for n in 0..=rows.len() {
+            let mut out = Vec::new();
+            let mut json = JsonArray::new(&mut out);
+            rows[..n].iter().for_each(|r| json.push(r));
+            json.finish().unwrap();
+            let mut want = serde_json::to_string_pretty(&rows[..n]).unwrap();
+            want.push('\n');
+            assert_eq!(String::from_utf8(out).unwrap(), want, "{n}");
         }
     }
 
@@ -398,6 +530,7 @@ mod tests {
             -62_167_219_200_001,
             i64::MAX,
         ] {
+            cell.clear();
             started_cell(Some(ms), &mut cell);
             let want = Local
                 .timestamp_millis_opt(ms)
@@ -415,6 +548,7 @@ mod tests {
                 .unwrap_or_else(|| "-".into());
             assert_eq!(cell, want, "{ms}");
         }
+        cell.clear();
         started_cell(None, &mut cell);
         assert_eq!(cell, "-");
     }
