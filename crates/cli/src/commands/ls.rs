@@ -3,7 +3,7 @@ use agentlog_api::{EmptiedBy, ListOptions, ListOrder, Listing, SessionSummary, S
 use agentlog_formats::render::sanitize;
 use agentlog_model::Timestamp;
 use anyhow::Context;
-use chrono::{DateTime, Datelike, Local, TimeZone, Timelike, Utc};
+use chrono::{DateTime, Datelike, Local, Offset, TimeZone, Timelike, Utc};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -225,6 +225,7 @@ struct Table<'h> {
     chunks: Vec<Chunk>,
     widths: [usize; COLUMNS],
     rows: usize,
+    clock: Clock<Local>,
 }
 
 struct Chunk {
@@ -256,6 +257,7 @@ impl<'h> Table<'h> {
             chunks: Vec::new(),
             widths: HEADER.map(width),
             rows: 0,
+            clock: Clock::new(Local),
         }
     }
 
@@ -288,7 +290,7 @@ impl<'h> Table<'h> {
         let mut from = text.len();
         for (i, end) in ends.iter_mut().enumerate() {
             match i {
-                0 => started_cell(r.started_ms, text),
+                0 => started_cell(r.started_ms, &mut self.clock, text),
                 1 => text.push_str(&agent),
                 2 => out::push_grouped(r.messages, text),
                 3 => out::push_grouped(r.tokens, text),
@@ -416,9 +418,9 @@ impl<W: std::io::Write> JsonArray<W> {
 
 /// Appends the start column of a session that started at `ms` to `cell`
 /// (`-` when it is not known): the local date and time to the minute.
-fn started_cell(ms: Option<i64>, cell: &mut String) {
+fn started_cell<Tz: TimeZone>(ms: Option<i64>, clock: &mut Clock<Tz>, cell: &mut String) {
     use std::fmt::Write as _;
-    let Some(t) = ms.and_then(|ms| Local.timestamp_millis_opt(ms).single()) else {
+    let Some(t) = ms.and_then(|ms| clock.at(ms)) else {
         cell.push('-');
         return;
     };
@@ -443,6 +445,54 @@ fn started_cell(ms: Option<i64>, cell: &mut String) {
     cell.extend(digits(t.hour(), 2));
     cell.push(':');
     cell.extend(digits(t.minute(), 2));
+}
+
+/// Times in a time zone, its offset from UTC found once an hour rather
+/// than for every time (for the local zone, that was a third of making a
+/// row of the table).
+struct Clock<Tz: TimeZone> {
+    tz: Tz,
+    /// The hour (since the epoch) of the last time.
+    hour: Option<i64>,
+    /// The offset throughout that hour, when it has one.
+    offset: Option<Tz::Offset>,
+}
+
+const HOUR_MS: i64 = 3_600_000;
+
+impl<Tz: TimeZone> Clock<Tz> {
+    fn new(tz: Tz) -> Clock<Tz> {
+        Clock {
+            tz,
+            hour: None,
+            offset: None,
+        }
+    }
+
+    /// The time `ms` (since the epoch) in the zone; `None` out of range.
+    fn at(&mut self, ms: i64) -> Option<DateTime<Tz>> {
+        let utc = DateTime::from_timestamp_millis(ms)?.naive_utc();
+        let hour = ms.div_euclid(HOUR_MS);
+        if self.hour != Some(hour) {
+            self.hour = Some(hour);
+            // An hour that starts and ends at the same offset has it
+            // throughout (zones change it at most once in an hour).
+            let offset_at = |ms: Option<i64>| {
+                let t = DateTime::from_timestamp_millis(ms?)?.naive_utc();
+                Some(self.tz.offset_from_utc_datetime(&t))
+            };
+            let start = hour.checked_mul(HOUR_MS);
+            let end = start.and_then(|s| s.checked_add(HOUR_MS - 1));
+            self.offset = match (offset_at(start), offset_at(end)) {
+                (Some(a), Some(b)) if a.fix() == b.fix() => Some(a),
+                _ => None,
+            };
+        }
+        match &self.offset {
+            Some(o) => Some(DateTime::from_naive_utc_and_offset(utc, o.clone())),
+            None => Some(self.tz.from_utc_datetime(&utc)),
+        }
+    }
 }
 
 /// The project column: the working directory, under the home directory as
@@ -531,7 +581,7 @@ mod tests {
             i64::MAX,
         ] {
             cell.clear();
-            started_cell(Some(ms), &mut cell);
+            started_cell(Some(ms), &mut Clock::new(Local), &mut cell);
             let want = Local
                 .timestamp_millis_opt(ms)
                 .single()
@@ -549,8 +599,92 @@ mod tests {
             assert_eq!(cell, want, "{ms}");
         }
         cell.clear();
-        started_cell(None, &mut cell);
+        started_cell(None, &mut Clock::new(Local), &mut cell);
         assert_eq!(cell, "-");
+    }
+
+    /// A zone that moves its clocks an hour on at an instant within an
+    /// hour, and back at another.
+    #[derive(Clone, Copy, Debug)]
+    struct Shifting;
+
+    /// When [`Shifting`] moves on (17.5 s after the half hour) and back
+    /// (an hour and 59 minutes later).
+    const ON_MS: i64 = 1_780_000_000_000 / HOUR_MS * HOUR_MS + 37_817_500;
+    const BACK_MS: i64 = ON_MS + 119 * 60_000;
+
+    impl Shifting {
+        fn offset_at(utc_ms: i64) -> chrono::FixedOffset {
+            let hours = if (ON_MS..BACK_MS).contains(&utc_ms) {
+                2
+            } else {
+                1
+            };
+            chrono::FixedOffset::east_opt(hours * 3600).unwrap()
+        }
+    }
+
+    impl TimeZone for Shifting {
+        type Offset = chrono::FixedOffset;
+        fn from_offset(_: &chrono::FixedOffset) -> Shifting {
+            Shifting
+        }
+        fn offset_from_local_date(
+            &self,
+            _: &chrono::NaiveDate,
+        ) -> chrono::LocalResult<chrono::FixedOffset> {
+            chrono::LocalResult::None
+        }
+        fn offset_from_local_datetime(
+            &self,
+            _: &chrono::NaiveDateTime,
+        ) -> chrono::LocalResult<chrono::FixedOffset> {
+            chrono::LocalResult::None
+        }
+        fn offset_from_utc_date(&self, utc: &chrono::NaiveDate) -> chrono::FixedOffset {
+            Self::offset_at(
+                utc.and_hms_opt(0, 0, 0)
+                    .unwrap()
+                    .and_utc()
+                    .timestamp_millis(),
+            )
+        }
+        fn offset_from_utc_datetime(&self, utc: &chrono::NaiveDateTime) -> chrono::FixedOffset {
+            Self::offset_at(utc.and_utc().timestamp_millis())
+        }
+    }
+
+    #[test]
+    fn a_clock_finding_offsets_once_an_hour_tells_the_time_the_zone_does() {
+        let mut clock = Clock::new(Shifting);
+        let mut times: Vec<i64> = (-180..300)
+            .flat_map(|m| {
+                [
+                    ON_MS + m * 60_000,
+                    ON_MS + m * 60_000 - 1,
+                    ON_MS + m * 60_000 + 1,
+                ]
+            })
+            .collect();
+        times.extend([BACK_MS - 1, BACK_MS, 0, -1, i64::MAX, i64::MIN]);
+        // In order, as a listing gives them, and in no order.
+        for order in [times.clone(), times.iter().rev().copied().collect()] {
+            for ms in order {
+                let want = Shifting.timestamp_millis_opt(ms).single();
+                assert_eq!(clock.at(ms), want, "{ms}");
+            }
+        }
+        // The shift shows in the cells, a millisecond apart.
+        let mut clock = Clock::new(Shifting);
+        let mut cell = |ms: i64| {
+            let mut c = String::new();
+            started_cell(Some(ms), &mut clock, &mut c);
+            c
+        };
+        let (before, after) = (cell(ON_MS - 1), cell(ON_MS));
+        assert_ne!(before, after);
+        let want = Shifting.timestamp_millis_opt(ON_MS).unwrap();
+        assert_eq!(after, want.format("%Y-%m-%d %H:%M").to_string());
     }
 
     #[test]
