@@ -164,6 +164,8 @@ fn main() -> ExitCode {
             }
         }
     }
+    // Listings, sessions and exports can be megabytes through a pipe.
+    out::widen_stdout_pipe();
     let result = run(cli);
     // A full check of the index a command found due starts now that the
     // command has answered (commands::index::start_pending_check).

@@ -15,6 +15,15 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
+/// When standard output is a pipe, makes its buffer 1 MiB (the most an
+/// unprivileged process may by default) instead of 64 KiB: a long output
+/// then waits for the reader far less often (`ls --json` of 122,000
+/// sessions read through a pipe: 350 → 293 ms). Nothing happens for a
+/// file, a terminal, or when the system refuses.
+pub fn widen_stdout_pipe() {
+    let _ = rustix::pipe::fcntl_setpipe_size(io::stdout(), 1 << 20);
+}
+
 /// True when standard output is a terminal.
 pub fn stdout_is_terminal() -> bool {
     io::stdout().is_terminal()

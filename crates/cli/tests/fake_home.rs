@@ -425,6 +425,27 @@ fn ls_from_the_index_catalog_lists_the_same_sessions() {
 }
 
 #[test]
+fn a_command_widens_the_pipe_it_writes_to() {
+    let home = Home::new();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentlog"))
+        .args(["ls", "--json"])
+        .env_clear()
+        .env("HOME", home.path())
+        .current_dir(home.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut text).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(text.starts_with('['), "{text}");
+    let size = rustix::pipe::fcntl_getpipe_size(&stdout).unwrap();
+    assert!(size > 64 * 1024, "{size}");
+}
+
+#[test]
 fn ls_prints_a_table() {
     let home = Home::new();
     let out = home.run(&["ls", "--agent", "cursor"]);
