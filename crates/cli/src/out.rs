@@ -21,7 +21,14 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
 /// sessions read through a pipe: 350 → 293 ms). Nothing happens for a
 /// file, a terminal, or when the system refuses.
 pub fn widen_stdout_pipe() {
-    let _ = rustix::pipe::fcntl_setpipe_size(io::stdout(), 1 << 20);
+    #[cfg(target_os = "linux")]
+    {
+        const WIDE: usize = 1 << 20;
+        // A pipe made wider still by someone else stays so.
+        if rustix::pipe::fcntl_getpipe_size(io::stdout()).is_ok_and(|n| n < WIDE) {
+            let _ = rustix::pipe::fcntl_setpipe_size(io::stdout(), WIDE);
+        }
+    }
 }
 
 /// True when standard output is a terminal.

@@ -424,6 +424,7 @@ fn ls_from_the_index_catalog_lists_the_same_sessions() {
     );
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn a_command_widens_the_pipe_it_writes_to() {
     let home = Home::new();

@@ -24,6 +24,7 @@
 //! # Ok::<(), agentlog_index::IndexError>(())
 //! ```
 
+use crate::title::listed_title;
 use crate::{
     Facet, Hit, Index, IndexError, ListParams, Listed, ListingQuery, PageParams, Progress,
     SearchParams, SessionInfo, SessionOrder, SessionPage, Stats, StatsParams, UpdateReport,
@@ -115,13 +116,16 @@ fn listing_of_list(
     f: &mut dyn FnMut(&Listed<'_>),
 ) -> Result<usize, IndexError> {
     let give = |info: &SessionInfo, f: &mut dyn FnMut(&Listed<'_>)| {
+        // The listed title, whether the backend gave it (a brief row) or
+        // the whole title and first prompt.
+        let title = listed_title(info.title.as_deref(), info.first_prompt.as_deref());
         f(&Listed {
             session_id: &info.session_id,
             agent: &info.agent,
             format: &info.format,
             path: &info.path,
             project: info.project.as_deref(),
-            title: info.title.as_deref(),
+            title: title.as_deref(),
             started_ms: info.created_ms.or(info.updated_ms),
             updated_ms: info.updated_ms,
             messages: info.messages,
@@ -132,10 +136,16 @@ fn listing_of_list(
                 .sum(),
         })
     };
+    if q.formats.is_empty() {
+        // No format: no session (an empty `ListParams::formats` is all).
+        return Ok(0);
+    }
     let brief = ListParams {
         formats: q.formats.clone(),
         order: q.order,
         brief: true,
+        // A count reads no title and no tokens.
+        bare: q.limit == Some(0),
         ..ListParams::default()
     };
     if let (Some(limit @ 1..), None, None) = (q.limit, &q.project, q.started_since_ms) {

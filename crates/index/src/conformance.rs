@@ -26,6 +26,7 @@
 //! ```
 
 use crate::backend::{Backend, ResolveParams, UpdateParams};
+use crate::title::listed_title;
 use crate::{
     Facet, GroupBy, IndexError, ListParams, Listed, ListingQuery, PageParams, SearchParams,
     SessionInfo, SessionOrder, SessionTokens, SortBy, StatsParams,
@@ -787,26 +788,25 @@ fn listing(b: &dyn Backend, q: &ListingQuery) -> Listing {
 
 fn check_listing(b: &dyn Backend, e: &[Expected]) {
     let name = b.name();
-    // The formats, and the listed titles, as the brief list gives them.
-    let brief = list(
-        b,
-        &ListParams {
-            brief: true,
-            ..ListParams::default()
-        },
-    );
-    let formats: Vec<String> = brief
+    // The formats, and the listed titles made here from the whole rows'
+    // titles and first prompts.
+    let whole = list(b, &ListParams::default());
+    let formats: Vec<String> = whole
         .iter()
         .map(|s| s.format.clone())
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
     let title = |id: &str| {
-        brief
+        whole
             .iter()
             .find(|s| s.session_id == id)
-            .and_then(|s| s.title.clone())
+            .and_then(|s| listed_title(s.title.as_deref(), s.first_prompt.as_deref()))
     };
+    assert!(
+        whole.iter().all(|s| title(&s.session_id).is_some()),
+        "{name}: every session has a prompt to list"
+    );
     let started = |x: &Expected| x.created_ms.or(x.updated_ms);
     let times: Vec<i64> = e.iter().filter_map(started).collect();
     let middle =
@@ -900,16 +900,21 @@ fn check_listing(b: &dyn Backend, e: &[Expected]) {
             assert_eq!(*t, title(id), "{name}: title of {id}");
         }
     }
-    // No format: nothing.
-    let none = ListingQuery {
-        formats: vec!["no-such-format".into()],
-        ..all
-    };
-    assert_eq!(
-        listing(b, &none),
-        (Vec::new(), 0),
-        "{name}: listing {none:?}"
-    );
+    // No format: nothing, listed or counted.
+    for formats in [vec!["no-such-format".to_string()], Vec::new()] {
+        for limit in [None, Some(0), Some(3)] {
+            let none = ListingQuery {
+                formats: formats.clone(),
+                limit,
+                ..all.clone()
+            };
+            assert_eq!(
+                listing(b, &none),
+                (Vec::new(), 0),
+                "{name}: listing {none:?}"
+            );
+        }
+    }
 }
 
 fn check_resolve(b: &dyn Backend, e: &[Expected]) {

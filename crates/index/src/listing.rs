@@ -232,6 +232,11 @@ impl Index {
         f: &mut dyn FnMut(&Listed<'_>),
         looked_up: usize,
     ) -> Result<usize, IndexError> {
+        if q.formats.is_empty() {
+            // No format: no session (an empty `ListParams::formats`, which
+            // counting below takes, is every one).
+            return Ok(0);
+        }
         // One read transaction for every statement below (the listing and
         // its count agree), unless inside a caller's.
         let _read = if self.conn.is_autocommit() {
