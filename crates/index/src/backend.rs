@@ -27,7 +27,8 @@
 use crate::title::listed_title;
 use crate::{
     Facet, Hit, Index, IndexError, ListParams, Listed, ListingQuery, PageParams, Progress,
-    SearchParams, SessionInfo, SessionOrder, SessionPage, Stats, StatsParams, UpdateReport,
+    SearchParams, SessionInfo, SessionOrder, SessionPage, SessionTokens, Stats, StatsParams,
+    UpdateReport,
 };
 use agentlog_formats::discover::Found;
 use serde::Serialize;
@@ -129,11 +130,7 @@ fn listing_of_list(
             started_ms: info.created_ms.or(info.updated_ms),
             updated_ms: info.updated_ms,
             messages: info.messages,
-            tokens: info
-                .tokens
-                .iter()
-                .map(|t| t.input + t.output + t.cache_read + t.cache_write)
-                .sum(),
+            tokens: info.tokens.iter().map(SessionTokens::total).sum(),
         })
     };
     if q.formats.is_empty() {

@@ -149,22 +149,8 @@ impl Tokens {
 
 /// Every session's tokens summed, in session order.
 fn all_totals(ix: &Index) -> Result<Vec<(i64, u64)>, IndexError> {
-    let mut stmt = ix
-        .conn
-        .prepare_cached(
-            "SELECT session, input + output + cache_read + cache_write
-             FROM session_tokens ORDER BY session",
-        )
-        .at(&ix.path)?;
-    let mut rows = stmt.query([]).at(&ix.path)?;
-    let mut out: Vec<(i64, u64)> = Vec::new();
-    while let Some(r) = rows.next().at(&ix.path)? {
-        let (session, n): (i64, i64) = (r.get(0).at(&ix.path)?, r.get(1).at(&ix.path)?);
-        match out.last_mut() {
-            Some((s, total)) if *s == session => *total += n as u64,
-            _ => out.push((session, n as u64)),
-        }
-    }
+    let mut out = Vec::new();
+    ix.visit_session_totals(None, &mut |session, t| out.push((session, t.total())))?;
     Ok(out)
 }
 
