@@ -7,7 +7,11 @@ use std::path::Path;
 
 /// The schema version, kept in `PRAGMA user_version`. An index with another
 /// version is rebuilt from the session files.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
+
+/// The one older schema version an index is brought to this one from in
+/// place ([`migrate`]) instead of being rebuilt.
+const MIGRATES_FROM: i64 = 8;
 
 /// The tables. `files` holds what was read of each session file (for
 /// incremental updates); `sessions` is the catalog (same id as `files`);
@@ -16,6 +20,15 @@ pub const SCHEMA_VERSION: i64 = 8;
 /// (the `texts` module says how); `usage` has one row per model response,
 /// and `session_tokens` their sums by session and model (what a listing
 /// shows: summing the responses of 12,000 sessions took 0.4 s).
+///
+/// Two columns of the catalog are made from others by the writer, in the
+/// statements that write those, for `ls`, which reads them from one index
+/// ([`crate::listing`]): `listed`, the title a list shows
+/// ([`crate::title::listed_title`] of the title and the first prompt), and
+/// `tokens`, the session's `session_tokens` summed. Reading the starts of
+/// both texts and every session's sums instead was a third of listing
+/// 122,000 sessions. (Not triggers: a trigger runs each write in a
+/// statement transaction, which makes FTS5 write a segment per session.)
 ///
 /// `fts` keeps no prefix indexes: each (2, 3 and 4 characters were kept
 /// before) made the file larger by about 0.14x the corpus and the build
@@ -54,7 +67,9 @@ CREATE TABLE sessions(
   messages INTEGER NOT NULL DEFAULT 0,
   user_messages INTEGER NOT NULL DEFAULT 0,
   assistant_messages INTEGER NOT NULL DEFAULT 0,
-  tool_calls INTEGER NOT NULL DEFAULT 0
+  tool_calls INTEGER NOT NULL DEFAULT 0,
+  listed TEXT,
+  tokens INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX sessions_session_id ON sessions(session_id);
 CREATE INDEX sessions_updated ON sessions(updated_ms);
@@ -128,9 +143,10 @@ INSERT INTO words(words, rank) VALUES('crisismerge', 64);
 /// without a time last), so the first page of a browser's list reads 50
 /// rows, not every session; the order of a listing by last change (newest
 /// first, then by path), so `ls --limit 50` reads 50 rows of 122,000; the
-/// listing by start with every column it shows, the starts of the title
-/// and of the first prompt included ([`crate::listing`]: `ls` of every
-/// session reads this index alone; it replaced `sessions_started`, the
+/// listing by start with every column it shows, the listed title and the
+/// tokens included ([`crate::listing`]: `ls` of every session reads this
+/// index alone; it replaced `sessions_listing`, which held the starts of
+/// the title and of the first prompt instead, and `sessions_started`, the
 /// order alone); the agent, project and sort keys of every session, in
 /// which a filtered list finds, counts and orders its matches without
 /// reading the catalog's rows (a list of 100,000 sessions filtered by agent
@@ -144,9 +160,9 @@ pub(crate) const LATER_INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS sessions_filters ON sessions(agent, project, messages, updated_ms, created_ms);
 CREATE INDEX IF NOT EXISTS sessions_order ON sessions(updated_ms IS NULL, updated_ms DESC, id DESC);
 DROP INDEX IF EXISTS sessions_started;
-CREATE INDEX IF NOT EXISTS sessions_listing ON sessions(coalesce(created_ms, updated_ms) DESC, path,
-  format, agent, session_id, project, messages, updated_ms,
-  substr(title, 1, 256), substr(first_prompt, 1, 256));
+DROP INDEX IF EXISTS sessions_listing;
+CREATE INDEX IF NOT EXISTS sessions_listed ON sessions(coalesce(created_ms, updated_ms) DESC, path,
+  format, agent, session_id, project, messages, updated_ms, listed, tokens);
 CREATE INDEX IF NOT EXISTS sessions_recent ON sessions(updated_ms DESC, path);
 CREATE INDEX IF NOT EXISTS sessions_format ON sessions(format, updated_ms, entries);
 CREATE INDEX IF NOT EXISTS files_mtime ON files(mtime_ns);
@@ -473,7 +489,7 @@ fn try_open(
     legacy: bool,
     busy_wait: std::time::Duration,
 ) -> Result<Connection, Unusable> {
-    if version != SCHEMA_VERSION {
+    if version != SCHEMA_VERSION && version != MIGRATES_FROM {
         return Err(Unusable::Replace(format!(
             "schema version {version}, this agentlog uses {SCHEMA_VERSION}"
         )));
@@ -516,8 +532,68 @@ fn try_open(
         ))
         .map_err(sql)?;
     }
+    if version == MIGRATES_FROM {
+        migrate(&conn).map_err(|e| match sql(e) {
+            Unusable::Replace(why) => Unusable::Replace(format!(
+                "schema version {MIGRATES_FROM}, which could not be brought to {SCHEMA_VERSION}: {why}"
+            )),
+            Unusable::Error(IndexError::Sqlite { source, .. }) => Unusable::Replace(format!(
+                "schema version {MIGRATES_FROM}, which could not be brought to {SCHEMA_VERSION}: {source}"
+            )),
+            other => other,
+        })?;
+    }
     conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
     Ok(conn)
+}
+
+/// Brings an index of schema version [`MIGRATES_FROM`] to this one, in one
+/// transaction (a process that finds it done leaves it): the catalog gets
+/// its `listed` and `tokens` columns, made from what it holds, and the
+/// listing index that reads them. Seconds at 10 GB, where a rebuild takes
+/// minutes.
+fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let done = (|| {
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version != MIGRATES_FROM {
+            return Ok(());
+        }
+        conn.execute_batch(
+            "ALTER TABLE sessions ADD COLUMN listed TEXT;
+             ALTER TABLE sessions ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0;
+             UPDATE sessions SET tokens = coalesce((
+               SELECT sum(input + output + cache_read + cache_write)
+               FROM session_tokens WHERE session = sessions.id), 0);",
+        )?;
+        let mut titles = Vec::new();
+        {
+            let mut read = conn.prepare("SELECT id, title, first_prompt FROM sessions")?;
+            let mut rows = read.query([])?;
+            while let Some(r) = rows.next()? {
+                let text = |i: usize| -> rusqlite::Result<Option<&str>> {
+                    Ok(r.get_ref(i)?.as_str_or_null()?)
+                };
+                if let Some(t) = crate::title::listed_title(text(1)?, text(2)?) {
+                    titles.push((r.get::<_, i64>(0)?, t));
+                }
+            }
+        }
+        let mut write = conn.prepare("UPDATE sessions SET listed = ?2 WHERE id = ?1")?;
+        for (id, t) in titles {
+            write.execute(rusqlite::params![id, t])?;
+        }
+        conn.execute_batch(&format!(
+            "{LATER_INDEXES} PRAGMA user_version = {SCHEMA_VERSION};"
+        ))
+    })();
+    match done {
+        Ok(()) => conn.execute_batch("COMMIT"),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
 }
 
 /// Creates a new, empty index at `path` (which must not exist): built in a

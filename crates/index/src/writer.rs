@@ -5,6 +5,7 @@ use crate::error::SqlContext;
 use crate::extract::{Doc, Extracted};
 use crate::files::FileState;
 use crate::parsed::{Outcome, Parsed};
+use crate::title::listed_title;
 use crate::IndexError;
 use agentlog_model::Counted;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -292,7 +293,8 @@ impl<'c> Writer<'c> {
                     })
                     .at(self.path)?;
                 let n = self.insert_docs(id, &s.agent, s.project.as_deref(), extracted)?;
-                self.recount(id)?;
+                let listed = listed_title(s.title.as_deref(), s.first_prompt.as_deref());
+                self.recount(id, listed.as_deref())?;
                 Ok((*bytes, *diagnostics, n, id))
             }
             Outcome::Tail {
@@ -329,18 +331,34 @@ impl<'c> Writer<'c> {
                         ])
                     })
                     .at(self.path)?;
-                let (agent, project): (String, Option<String>) = self
+                // What the session is now, the lines before included.
+                let (agent, project, listed) = self
                     .conn
                     .query_row(
-                        "SELECT agent, project FROM sessions WHERE id = ?1",
+                        "SELECT agent, project, title, first_prompt FROM sessions WHERE id = ?1",
                         [id],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
+                        |r| {
+                            let text = |i: usize| -> rusqlite::Result<Option<&str>> {
+                                Ok(r.get_ref(i)?.as_str_or_null()?)
+                            };
+                            Ok((
+                                r.get::<_, String>(0)?,
+                                r.get::<_, Option<String>>(1)?,
+                                listed_title(text(2)?, text(3)?),
+                            ))
+                        },
                     )
                     .optional()
                     .at(self.path)?
-                    .unwrap_or_else(|| (s.agent.clone(), s.project.clone()));
+                    .unwrap_or_else(|| {
+                        (
+                            s.agent.clone(),
+                            s.project.clone(),
+                            listed_title(s.title.as_deref(), s.first_prompt.as_deref()),
+                        )
+                    });
                 let n = self.insert_docs(id, &agent, project.as_deref(), extracted)?;
-                self.recount(id)?;
+                self.recount(id, listed.as_deref())?;
                 Ok((*bytes, *diagnostics, n, id))
             }
         }
@@ -521,17 +539,9 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
-    fn recount(&mut self, id: i64) -> Result<(), IndexError> {
-        self.conn
-            .prepare_cached(
-                "UPDATE sessions SET (entries, messages, user_messages, assistant_messages, tool_calls) =
-                   (SELECT count(*), coalesce(sum(is_message > 0), 0), coalesce(sum(is_message = 2), 0),
-                           coalesce(sum(is_message = 3), 0), coalesce(sum(tool_calls), 0)
-                    FROM docs WHERE session = ?1)
-                 WHERE id = ?1",
-            )
-            .and_then(|mut s| s.execute([id]))
-            .at(self.path)?;
+    /// Counts what session `id` holds, sums its tokens (by model, and all
+    /// of them for the catalog), and stores them with its `listed` title.
+    fn recount(&mut self, id: i64, listed: Option<&str>) -> Result<(), IndexError> {
         // Summed here and inserted a row at a time: a statement inserting
         // several rows runs in a statement transaction, which makes FTS5
         // write its pending entries out as a segment for every session.
@@ -563,6 +573,21 @@ impl<'c> Writer<'c> {
                    cache_write)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )
+            .at(self.path)?;
+        let tokens: i64 = sums
+            .iter()
+            .map(|(_, _, i, o, r, w)| i.saturating_add(*o).saturating_add(*r).saturating_add(*w))
+            .fold(0, i64::saturating_add);
+        self.conn
+            .prepare_cached(
+                "UPDATE sessions SET (entries, messages, user_messages, assistant_messages, tool_calls) =
+                   (SELECT count(*), coalesce(sum(is_message > 0), 0), coalesce(sum(is_message = 2), 0),
+                           coalesce(sum(is_message = 3), 0), coalesce(sum(tool_calls), 0)
+                    FROM docs WHERE session = ?1),
+                   tokens = ?2, listed = ?3
+                 WHERE id = ?1",
+            )
+            .and_then(|mut s| s.execute(params![id, tokens, listed]))
             .at(self.path)?;
         for (model, n, input, output, cache_read, cache_write) in sums {
             insert

@@ -669,7 +669,8 @@ fn an_old_or_damaged_index_is_renamed_aside_never_deleted() {
     }
     // An index written by another version (and one made before the
     // application id was set).
-    for (old, legacy) in [(1, false), (agentlog_index::SCHEMA_VERSION - 1, true)] {
+    // (The version just before is brought to this one in place: below.)
+    for (old, legacy) in [(1, false), (agentlog_index::SCHEMA_VERSION - 2, true)] {
         {
             let c = rusqlite::Connection::open(&path).unwrap();
             c.execute_batch(&format!("PRAGMA user_version = {old}"))
@@ -725,6 +726,103 @@ fn an_old_or_damaged_index_is_renamed_aside_never_deleted() {
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .unwrap();
     assert_eq!(app, agentlog_index::APPLICATION_ID);
+}
+
+/// What `ls` lists of an index: every session's listed row.
+fn listing(ix: &Index) -> Vec<String> {
+    let q = agentlog_index::ListingQuery {
+        formats: vec!["json".into()],
+        ..Default::default()
+    };
+    let mut rows = Vec::new();
+    ix.visit_listing(&q, &mut |l| rows.push(format!("{l:?}")))
+        .unwrap();
+    rows
+}
+
+/// Turns the index at `path` back into one of schema version 8: no listed
+/// title or tokens in the catalog, and the listing index of then.
+fn as_version_8(path: &Path) {
+    let c = rusqlite::Connection::open(path).unwrap();
+    c.execute_batch(
+        "DROP INDEX sessions_listed;
+         ALTER TABLE sessions DROP COLUMN listed;
+         ALTER TABLE sessions DROP COLUMN tokens;
+         CREATE INDEX sessions_listing ON sessions(coalesce(created_ms, updated_ms) DESC, path,
+           format, agent, session_id, project, messages, updated_ms,
+           substr(title, 1, 256), substr(first_prompt, 1, 256));
+         PRAGMA user_version = 8;",
+    )
+    .unwrap();
+}
+
+#[test]
+fn an_index_of_the_version_before_is_brought_up_to_date_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let found = corpus(dir.path());
+    let path = dir.path().join("index.sqlite");
+    let (mut ix, _) = Index::open(&path).unwrap();
+    ix.update(&found, &mut |_| {}).unwrap();
+    let want = listing(&ix);
+    assert_eq!(want.len(), 3);
+    assert!(want.iter().all(|r| !r.contains("tokens: 0")), "{want:?}");
+    let counts = ix.counts().unwrap();
+    drop(ix);
+    as_version_8(&path);
+    // Opened twice at once: one brings it up to date, the other finds it
+    // done.
+    let opened: Vec<_> = std::thread::scope(|s| {
+        let a = s.spawn(|| Index::open(&path).unwrap());
+        let b = s.spawn(|| Index::open(&path).unwrap());
+        vec![a.join().unwrap(), b.join().unwrap()]
+    });
+    for (ix, notice) in &opened {
+        assert!(notice.is_none(), "rebuilt: {notice:?}");
+        assert_eq!(listing(ix), want);
+        assert_eq!(ix.counts().unwrap(), counts, "kept, not rebuilt");
+    }
+    drop(opened);
+    let aside = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().contains(".broken-")
+        })
+        .count();
+    assert_eq!(aside, 0);
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let (version, old_index): (i64, i64) = c
+        .query_row(
+            "SELECT (SELECT user_version FROM pragma_user_version),
+                    (SELECT count(*) FROM sqlite_schema WHERE name = 'sessions_listing')",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((version, old_index), (agentlog_index::SCHEMA_VERSION, 0));
+    drop(c);
+    // Updates go on from where the index was.
+    let (mut ix, _) = Index::open(&path).unwrap();
+    let r = ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!((r.unchanged, r.read_full), (3, 0), "{r:?}");
+
+    // One that cannot be brought up to date (here: it says version 8 but
+    // has the new columns already) is renamed aside and rebuilt, as any
+    // unusable index is.
+    drop(ix);
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 8")
+        .unwrap();
+    let (mut ix, notice) = Index::open(&path).unwrap();
+    let notice = notice.unwrap();
+    assert!(
+        notice.contains("schema version 8, which could not be brought to")
+            && notice.contains("duplicate column"),
+        "{notice}"
+    );
+    ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!(listing(&ix), want);
 }
 
 #[test]

@@ -299,6 +299,91 @@ fn assert_derived_tables_consistent(index: &Path, what: &str) {
         ),
         "{what}"
     );
+    // The catalog's listed title and tokens are made from what it holds.
+    let mut st = c
+        .prepare(
+            "SELECT id, title, first_prompt, listed, tokens,
+                    (SELECT coalesce(sum(input + output + cache_read + cache_write), 0)
+                     FROM session_tokens WHERE session = sessions.id)
+             FROM sessions",
+        )
+        .unwrap();
+    type Row = (
+        i64,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        i64,
+        i64,
+    );
+    let rows: Vec<Row> = st
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for (id, title, prompt, listed, tokens, summed) in rows {
+        let want = agentlog_index::title::listed_title(title.as_deref(), prompt.as_deref());
+        assert_eq!(listed, want, "{what}: session {id}");
+        assert_eq!(tokens, summed, "{what}: session {id}");
+    }
+}
+
+#[test]
+fn a_title_named_in_appended_lines_is_listed() {
+    let home = tempfile::tempdir().unwrap();
+    let c = gen::conv(5, 3);
+    let path = gen::write_session(home.path(), "claude", &c).unwrap();
+    let found = vec![Found {
+        path: path.clone(),
+        format: "claude",
+    }];
+    let work = tempfile::tempdir().unwrap();
+    let mut ix = open(work.path());
+    ix.update(&found, &mut |_| {}).unwrap();
+    let listed = |ix: &Index| -> (Option<String>, u64) {
+        let q = agentlog_index::ListingQuery {
+            formats: vec!["claude".into()],
+            ..Default::default()
+        };
+        let mut got = Vec::new();
+        ix.visit_listing(&q, &mut |l| got.push((l.title.map(String::from), l.tokens)))
+            .unwrap();
+        assert_eq!(got.len(), 1);
+        got.remove(0)
+    };
+    let (before, tokens) = listed(&ix);
+    assert!(tokens > 0);
+    let id = ix.sessions(&ListParams::default()).unwrap()[0]
+        .session_id
+        .clone();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    writeln!(
+        f,
+        "{}",
+        serde_json::json!({"type": "custom-title", "customTitle": "  Renamed\nsecond line", "sessionId": id})
+    )
+    .unwrap();
+    drop(f);
+    let r = ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!((r.appended, r.read_full), (1, 0), "{r:?}");
+    assert_eq!(
+        listed(&ix),
+        (Some("Renamed".into()), tokens),
+        "was {before:?}"
+    );
+    assert_derived_tables_consistent(ix.path(), "after a new title");
 }
 
 #[test]
