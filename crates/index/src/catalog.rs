@@ -184,8 +184,8 @@ impl Index {
         let order = if p.bare || p.unordered {
             ""
         } else {
-            // SQLite puts NULL last in a descending order; `sessions_listing`
-            // and `sessions_recent` hold these orders, so a limited list
+            // SQLite puts NULL last in a descending order; `sessions_listed`
+            // (read backwards) and `sessions_recent` hold these orders, so a limited list
             // reads only the rows it gives.
             if p.order == SessionOrder::Created {
                 "ORDER BY coalesce(created_ms, updated_ms) DESC, path"

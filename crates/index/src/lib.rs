@@ -32,6 +32,7 @@ pub mod backend;
 mod catalog;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
+mod derived;
 mod error;
 pub mod extract;
 pub mod files;
@@ -94,7 +95,8 @@ impl Index {
     /// Only a file that is positively an agentlog index (its SQLite
     /// application id [`APPLICATION_ID`] and marker table, or the tables of
     /// an index made before them) is ever replaced, and only when damaged
-    /// or of another schema version: it is renamed to
+    /// or of another schema version (but the one before, which is brought
+    /// up to date in place, under SQLite's write lock): it is renamed to
     /// `<file>.broken-<time>`, never deleted, and the returned notice says
     /// so (show it to the user; the next update fills the new index). Any
     /// other file is [`IndexError::NotAnIndex`]. An index another process

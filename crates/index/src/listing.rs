@@ -261,6 +261,52 @@ mod tests {
     }
 
     #[test]
+    fn sessions_written_oldest_first_leave_the_listing_index_packed() {
+        // A build writes files oldest first, and new sessions come last: the
+        // listing index, kept oldest first and read backwards, fills its
+        // pages (newest first, each page split in two stayed half empty).
+        let dir = tempfile::tempdir().unwrap();
+        let (ix, _) = Index::open(&dir.path().join("ix.sqlite")).unwrap();
+        ix.conn.execute_batch("BEGIN").unwrap();
+        let mut insert = ix
+            .conn
+            .prepare(
+                "INSERT INTO sessions(session_id, agent, format, path, project, created_ms,
+                   updated_ms, messages, listed, tokens)
+                 VALUES (?1, 'claude', 'claude', ?2, '/home/dev/src/project', ?3, ?3, 12, ?4, 1000)",
+            )
+            .unwrap();
+        for i in 0..3000i64 {
+            let id = format!("{i:08x}-0000-4000-8000-000000000000");
+            let path = format!("/home/dev/.claude/projects/-home-dev-src-project/{id}.jsonl");
+            let title = format!("{i} {}", "a title of some length ".repeat(4));
+            insert
+                .execute(rusqlite::params![
+                    id,
+                    path,
+                    1_750_000_000_000 + i * 60_000,
+                    title
+                ])
+                .unwrap();
+        }
+        drop(insert);
+        ix.conn.execute_batch("COMMIT").unwrap();
+        let unused: f64 = ix
+            .conn
+            .query_row(
+                "SELECT 1.0 * sum(unused) / sum(pgsize) FROM dbstat WHERE name = 'sessions_listed'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(
+            unused < 0.2,
+            "{:.0} % of the listing index unused",
+            unused * 100.0
+        );
+    }
+
+    #[test]
     fn a_listing_by_start_reads_the_listing_index_alone_and_in_its_order() {
         let dir = tempfile::tempdir().unwrap();
         let (ix, _) = Index::open(&dir.path().join("ix.sqlite")).unwrap();

@@ -5,7 +5,8 @@ use crate::IndexError;
 use rusqlite::Connection;
 use std::path::Path;
 
-/// The schema version, kept in `PRAGMA user_version`. An index with another
+/// The schema version, kept in `PRAGMA user_version`. An index of version
+/// [`MIGRATES_FROM`] is brought to this one in place; one of any other
 /// version is rebuilt from the session files.
 pub const SCHEMA_VERSION: i64 = 9;
 
@@ -22,7 +23,8 @@ const MIGRATES_FROM: i64 = 8;
 /// shows: summing the responses of 12,000 sessions took 0.4 s).
 ///
 /// Two columns of the catalog are made from others by the writer, in the
-/// statements that write those, for `ls`, which reads them from one index
+/// transaction that writes those ([`crate::derived`]), for `ls`, which
+/// reads them from one index
 /// ([`crate::listing`]): `listed`, the title a list shows
 /// ([`crate::title::listed_title`] of the title and the first prompt), and
 /// `tokens`, the session's `session_tokens` summed. Reading the starts of
@@ -145,9 +147,12 @@ INSERT INTO words(words, rank) VALUES('crisismerge', 64);
 /// first, then by path), so `ls --limit 50` reads 50 rows of 122,000; the
 /// listing by start with every column it shows, the listed title and the
 /// tokens included ([`crate::listing`]: `ls` of every session reads this
-/// index alone; it replaced `sessions_listing`, which held the starts of
-/// the title and of the first prompt instead, and `sessions_started`, the
-/// order alone); the agent, project and sort keys of every session, in
+/// index alone, backwards: kept oldest first, the new sessions a build or
+/// an update adds go at its end and fill its pages, where newest first
+/// they split the first page again and again and left the index half
+/// empty, 10 % slower to read; it replaced `sessions_listing`, which held
+/// the starts of the title and of the first prompt instead, and
+/// `sessions_started`, the order alone); the agent, project and sort keys of every session, in
 /// which a filtered list finds, counts and orders its matches without
 /// reading the catalog's rows (a list of 100,000 sessions filtered by agent
 /// and project and sorted by messages: 200 → 18 ms); the format, last
@@ -161,7 +166,7 @@ CREATE INDEX IF NOT EXISTS sessions_filters ON sessions(agent, project, messages
 CREATE INDEX IF NOT EXISTS sessions_order ON sessions(updated_ms IS NULL, updated_ms DESC, id DESC);
 DROP INDEX IF EXISTS sessions_started;
 DROP INDEX IF EXISTS sessions_listing;
-CREATE INDEX IF NOT EXISTS sessions_listed ON sessions(coalesce(created_ms, updated_ms) DESC, path,
+CREATE INDEX IF NOT EXISTS sessions_listed ON sessions(coalesce(created_ms, updated_ms), path DESC,
   format, agent, session_id, project, messages, updated_ms, listed, tokens);
 CREATE INDEX IF NOT EXISTS sessions_recent ON sessions(updated_ms DESC, path);
 CREATE INDEX IF NOT EXISTS sessions_format ON sessions(format, updated_ms, entries);
@@ -533,14 +538,26 @@ fn try_open(
         .map_err(sql)?;
     }
     if version == MIGRATES_FROM {
-        migrate(&conn).map_err(|e| match sql(e) {
-            Unusable::Replace(why) => Unusable::Replace(format!(
-                "schema version {MIGRATES_FROM}, which could not be brought to {SCHEMA_VERSION}: {why}"
-            )),
-            Unusable::Error(IndexError::Sqlite { source, .. }) => Unusable::Replace(format!(
-                "schema version {MIGRATES_FROM}, which could not be brought to {SCHEMA_VERSION}: {source}"
-            )),
-            other => other,
+        migrate(&conn).map_err(|e| {
+            // An index whose tables are not what version 8's were is
+            // replaced, as a damaged one is; a full disk, an I/O error or a
+            // busy index is reported, and the index stays as it is.
+            let schema = matches!(
+                e.sqlite_error_code(),
+                Some(
+                    rusqlite::ErrorCode::Unknown
+                        | rusqlite::ErrorCode::ConstraintViolation
+                        | rusqlite::ErrorCode::TypeMismatch
+                        | rusqlite::ErrorCode::SchemaChanged
+                )
+            );
+            if schema && !is_busy(&e) {
+                Unusable::Replace(format!(
+                    "schema version {MIGRATES_FROM}, which could not be brought to {SCHEMA_VERSION}: {e}"
+                ))
+            } else {
+                sql(e)
+            }
         })?;
     }
     conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
@@ -553,6 +570,12 @@ fn try_open(
 /// listing index that reads them. Seconds at 10 GB, where a rebuild takes
 /// minutes.
 fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    // The file's header may still say the version before while the write
+    // that changed it is in the write-ahead log: done, and no lock taken.
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version == SCHEMA_VERSION {
+        return Ok(());
+    }
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let done = (|| {
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
@@ -561,34 +584,23 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
         }
         conn.execute_batch(
             "ALTER TABLE sessions ADD COLUMN listed TEXT;
-             ALTER TABLE sessions ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0;
-             UPDATE sessions SET tokens = coalesce((
-               SELECT sum(input + output + cache_read + cache_write)
-               FROM session_tokens WHERE session = sessions.id), 0);",
+             ALTER TABLE sessions ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0;",
         )?;
-        let mut titles = Vec::new();
-        {
-            let mut read = conn.prepare("SELECT id, title, first_prompt FROM sessions")?;
-            let mut rows = read.query([])?;
-            while let Some(r) = rows.next()? {
-                let text = |i: usize| -> rusqlite::Result<Option<&str>> {
-                    Ok(r.get_ref(i)?.as_str_or_null()?)
-                };
-                if let Some(t) = crate::title::listed_title(text(1)?, text(2)?) {
-                    titles.push((r.get::<_, i64>(0)?, t));
-                }
-            }
-        }
-        let mut write = conn.prepare("UPDATE sessions SET listed = ?2 WHERE id = ?1")?;
-        for (id, t) in titles {
-            write.execute(rusqlite::params![id, t])?;
-        }
+        crate::derived::fill(conn)?;
         conn.execute_batch(&format!(
             "{LATER_INDEXES} PRAGMA user_version = {SCHEMA_VERSION};"
         ))
     })();
     match done {
-        Ok(()) => conn.execute_batch("COMMIT"),
+        Ok(()) => {
+            conn.execute_batch("COMMIT")?;
+            // Into the file itself, so that every agentlog opening it next
+            // reads the new version from its header (an older one then
+            // rebuilds instead of writing rows without the new columns).
+            // Only sooner than SQLite would: nothing is lost when it fails.
+            let _ = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)");
+            Ok(())
+        }
         Err(e) => {
             let _ = conn.execute_batch("ROLLBACK");
             Err(e)

@@ -49,6 +49,12 @@ pub(crate) struct Writer<'c> {
 impl<'c> Writer<'c> {
     pub fn begin(conn: &'c mut Connection, path: &'c Path) -> Result<Writer<'c>, IndexError> {
         conn.execute_batch("BEGIN IMMEDIATE").at(path)?;
+        // An agentlog of the version before wrote here (it can hold the
+        // index open across an upgrade): the catalog's listed titles and
+        // tokens are made again before that version's index is dropped.
+        if crate::derived::older_writer_was_here(conn).at(path)? {
+            crate::derived::fill(conn).at(path)?;
+        }
         // Indexes added after the schema's version: an index made before
         // gets them at its next update (no rebuild, no write by readers).
         conn.execute_batch(crate::schema::LATER_INDEXES).at(path)?;
@@ -576,7 +582,7 @@ impl<'c> Writer<'c> {
             .at(self.path)?;
         let tokens: i64 = sums
             .iter()
-            .map(|(_, _, i, o, r, w)| i.saturating_add(*o).saturating_add(*r).saturating_add(*w))
+            .map(|(_, _, i, o, r, w)| crate::derived::summed(*i, *o, *r, *w))
             .fold(0, i64::saturating_add);
         self.conn
             .prepare_cached(

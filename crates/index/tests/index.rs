@@ -806,6 +806,27 @@ fn an_index_of_the_version_before_is_brought_up_to_date_in_place() {
     let r = ix.update(&found, &mut |_| {}).unwrap();
     assert_eq!((r.unchanged, r.read_full), (3, 0), "{r:?}");
 
+    // An agentlog of version 8 still running writes sessions without the
+    // new columns and makes its listing index again: the next update (here
+    // a full check with nothing to read) makes the columns again.
+    drop(ix);
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "UPDATE sessions SET listed = NULL, tokens = 0;
+             CREATE INDEX sessions_listing ON sessions(coalesce(created_ms, updated_ms) DESC, path,
+               format, agent, session_id, project, messages, updated_ms,
+               substr(title, 1, 256), substr(first_prompt, 1, 256));",
+        )
+        .unwrap();
+    }
+    let (mut ix, notice) = Index::open(&path).unwrap();
+    assert!(notice.is_none(), "{notice:?}");
+    assert_ne!(listing(&ix), want);
+    assert!(ix.merge_pending().unwrap());
+    assert_eq!(listing(&ix), want);
+    assert!(!ix.merge_pending().unwrap(), "done once");
+
     // One that cannot be brought up to date (here: it says version 8 but
     // has the new columns already) is renamed aside and rebuilt, as any
     // unusable index is.
