@@ -240,14 +240,36 @@ fn free_port() -> Option<u16> {
 fn http_get(port: u16, path: &str) -> Option<(f64, String)> {
     let t = Instant::now();
     let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
+    // HTTP/1.0: the answer comes whole, not in chunks, and then the
+    // connection closes. The host with its port: agentsview refuses any
+    // other (403).
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n").ok()?;
     let mut body = String::new();
     s.read_to_string(&mut body).ok()?;
     Some((t.elapsed().as_secs_f64(), body))
+}
+
+/// The hits in agentsview's answer to a search (`http_get`'s text): the
+/// length of the first list in its JSON body; else what it answered.
+fn answer_hits(answer: &str) -> Result<usize, String> {
+    let cut = |s: &str| s.chars().take(120).collect::<String>();
+    let (head, body) = answer
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| format!("not an HTTP answer: {}", cut(answer)))?;
+    let status = head.lines().next().unwrap_or_default();
+    if status.split_whitespace().nth(1) != Some("200") {
+        return Err(format!("{status}: {}", cut(body)));
+    }
+    fn first_list(v: &serde_json::Value) -> Option<usize> {
+        match v {
+            serde_json::Value::Array(a) => Some(a.len()),
+            serde_json::Value::Object(m) => m.values().find_map(first_list),
+            _ => None,
+        }
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(body).map_err(|e| format!("not JSON ({e}): {}", cut(body)))?;
+    first_list(&v).ok_or_else(|| format!("no list of hits: {}", cut(body)))
 }
 
 /// The targets for search and `ls`, in seconds: stated for 1 GB
@@ -453,14 +475,23 @@ pub fn run_all(o: &Options) -> anyhow::Result<Vec<String>> {
         }
         if let Some(s) = &server {
             let mut r = Vec::new();
+            let mut answered = Err("no answer".to_string());
             for _ in 0..o.runs {
-                if let Some((t, _)) = http_get(s.port, &format!("/api/v1/search?q={q}&limit=20")) {
+                if let Some((t, body)) = http_get(s.port, &format!("/api/v1/search?q={q}&limit=20"))
+                {
                     r.push(t);
+                    answered = answer_hits(&body);
                 }
             }
             let p = percentile(&mut r, 0.5);
-            line.push_str(&format!(", agentsview HTTP {}", ms(p)));
-            if p50 > p {
+            match &answered {
+                Ok(n) => line.push_str(&format!(", agentsview HTTP {} ({n} hits)", ms(p))),
+                Err(e) => line.push_str(&format!(
+                    ", agentsview HTTP {} without hits, not compared (it answered {e})",
+                    ms(p)
+                )),
+            }
+            if p50 > p && answered.is_ok_and(|n| n > 0) {
                 missed.push(format!(
                     "search {q}: {} slower than agentsview's server {}",
                     ms(p50),
