@@ -362,6 +362,23 @@ fn a_title_named_in_appended_lines_is_listed() {
     };
     let (before, tokens) = listed(&ix);
     assert!(tokens > 0);
+    assert!(before.is_some());
+    // Lines of another conversation, with prompts and replies of their
+    // own: the listed title stays the first prompt's, the tokens grow.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    for l in more_lines("claude", 6) {
+        writeln!(f, "{l}").unwrap();
+    }
+    drop(f);
+    let r = ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!((r.appended, r.read_full), (1, 0), "{r:?}");
+    let (after, grown) = listed(&ix);
+    assert_eq!(after, before);
+    assert!(grown > tokens, "{grown} after {tokens}");
+    let tokens = grown;
     let id = ix.sessions(&ListParams::default()).unwrap()[0]
         .session_id
         .clone();
