@@ -24,8 +24,8 @@ const MIGRATES_FROM: i64 = 8;
 ///
 /// Two columns of the catalog are made from others by the writer, in the
 /// transaction that writes those ([`crate::derived`]), for `ls`, which
-/// reads them from one index
-/// ([`crate::listing`]): `listed`, the title a list shows
+/// reads them from one index ([`crate::listing`]): `listed`, the title a
+/// list shows
 /// ([`crate::title::listed_title`] of the title and the first prompt), and
 /// `tokens`, the session's `session_tokens` summed. Reading the starts of
 /// both texts and every session's sums instead was a third of listing
@@ -152,8 +152,8 @@ INSERT INTO words(words, rank) VALUES('crisismerge', 64);
 /// they split the first page again and again and left the index half
 /// empty, 10 % slower to read; it replaced `sessions_listing`, which held
 /// the starts of the title and of the first prompt instead, and
-/// `sessions_started`, the order alone); the agent, project and sort keys of every session, in
-/// which a filtered list finds, counts and orders its matches without
+/// `sessions_started`, the order alone); the agent, project and sort keys
+/// of every session, in which a filtered list finds, counts and orders its matches without
 /// reading the catalog's rows (a list of 100,000 sessions filtered by agent
 /// and project and sorted by messages: 200 → 18 ms); the format, last
 /// change and entries of every session, in which a listing of some formats
@@ -579,8 +579,16 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let done = (|| {
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        if version != MIGRATES_FROM {
-            return Ok(());
+        match version {
+            SCHEMA_VERSION => return Ok(()), // another process did it
+            MIGRATES_FROM => {}
+            // Replaced meanwhile by an agentlog of yet another version.
+            _ => {
+                return Err(rusqlite::Error::SqliteFailure(
+                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+                    Some(format!("it became schema version {version} meanwhile")),
+                ))
+            }
         }
         conn.execute_batch(
             "ALTER TABLE sessions ADD COLUMN listed TEXT;
