@@ -18,6 +18,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The allocator of the `agentlog` binary, so that the reader measured here
+/// runs as it does there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../../shared/fixtures/seeds/pi-mono/generated/large-session.migrated-by-pi-0.73.1.jsonl"
