@@ -127,7 +127,7 @@ fn listing_of_list(
             path: &info.path,
             project: info.project.as_deref(),
             title: title.as_deref(),
-            started_ms: info.created_ms.or(info.updated_ms),
+            started_ms: info.started_ms(),
             updated_ms: info.updated_ms,
             messages: info.messages,
             tokens: info.tokens.iter().map(SessionTokens::total).sum(),
@@ -173,7 +173,7 @@ fn listing_of_list(
         },
     )?;
     let key = |s: &SessionInfo| match q.order {
-        SessionOrder::Created => s.created_ms.or(s.updated_ms),
+        SessionOrder::Created => s.started_ms(),
         SessionOrder::Updated => s.updated_ms,
     };
     rows.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.path.cmp(&b.path)));

@@ -158,6 +158,14 @@ pub struct SessionInfo {
     pub tokens: Vec<SessionTokens>,
 }
 
+impl SessionInfo {
+    /// The start, as listings order and filter by it: the creation time,
+    /// or else the last change.
+    pub fn started_ms(&self) -> Option<i64> {
+        self.created_ms.or(self.updated_ms)
+    }
+}
+
 impl Index {
     /// Returns the sessions, most recently updated first.
     pub fn sessions(&self, p: &ListParams) -> Result<Vec<SessionInfo>, IndexError> {
@@ -185,8 +193,8 @@ impl Index {
             ""
         } else {
             // SQLite puts NULL last in a descending order; `sessions_listed`
-            // (read backwards) and `sessions_recent` hold these orders, so a limited list
-            // reads only the rows it gives.
+            // (read backwards) and `sessions_recent` hold these orders, so a
+            // limited list reads only the rows it gives.
             if p.order == SessionOrder::Created {
                 "ORDER BY coalesce(created_ms, updated_ms) DESC, path"
             } else {
@@ -433,23 +441,9 @@ impl Index {
     }
 
     /// Every session's tokens summed over its models, by session; only the
-    /// sessions of `formats` (a JSON list) when it is given.
+    /// sessions of `formats` (a JSON list) when it is given. Summed here:
+    /// SQLite's `GROUP BY` took three times as long as reading the rows.
     fn all_session_totals(&self, formats: Option<&String>) -> Result<TokensBySession, IndexError> {
-        let mut rows = Vec::new();
-        self.visit_session_totals(formats, &mut |session, t| rows.push((session, Some(t))))?;
-        Ok(TokensBySession { rows, next: 0 })
-    }
-
-    /// Gives `f` each session's tokens summed over its models (no model
-    /// name), in session order, from one read of the tokens by model; only
-    /// the sessions of `formats` (a JSON list) when it is given. Summed
-    /// here: SQLite's `GROUP BY` took three times as long as reading the
-    /// rows.
-    pub(crate) fn visit_session_totals(
-        &self,
-        formats: Option<&String>,
-        f: &mut dyn FnMut(i64, SessionTokens),
-    ) -> Result<(), IndexError> {
         let of_formats = if formats.is_some() {
             "WHERE session IN (SELECT id FROM sessions
                                WHERE format IN (SELECT value FROM json_each(?1)))"
@@ -464,7 +458,7 @@ impl Index {
             ))
             .at(&self.path)?;
         let mut rows = stmt.query([formats]).at(&self.path)?;
-        let mut current: Option<(i64, SessionTokens)> = None;
+        let mut out: Vec<(i64, Option<SessionTokens>)> = Vec::new();
         while let Some(r) = rows.next().at(&self.path)? {
             let session: i64 = r.get(0).at(&self.path)?;
             let n = |i: usize| r.get::<_, i64>(i).map(|v| v as u64).at(&self.path);
@@ -476,19 +470,12 @@ impl Index {
                 cache_read: n(4)?,
                 cache_write: n(5)?,
             };
-            match &mut current {
-                Some((s, all)) if *s == session => add_counts(all, &t),
-                _ => {
-                    if let Some((s, all)) = current.replace((session, t)) {
-                        f(s, all);
-                    }
-                }
+            match out.last_mut() {
+                Some((s, Some(all))) if *s == session => add_counts(all, &t),
+                _ => out.push((session, Some(t))),
             }
         }
-        if let Some((s, all)) = current {
-            f(s, all);
-        }
-        Ok(())
+        Ok(TokensBySession { rows: out, next: 0 })
     }
 
     fn session_tokens(&self, id: i64) -> Result<Vec<SessionTokens>, IndexError> {

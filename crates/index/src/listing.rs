@@ -1,10 +1,10 @@
 //! A session listing, given in its order as it is read: what `ls` prints.
 //!
 //! The catalog's `sessions_listed` index holds, in the listing's order
-//! (newest start first), every column a listed session shows, its listed
-//! title and its tokens summed included (the writer keeps both in the
-//! catalog, see [`crate::schema`]). Listing every session is
-//! then one pass over that index: no row of the catalog is read, no list
+//! (oldest start first, read backwards: newest first), every column a
+//! listed session shows, its listed title and its tokens summed included
+//! (the writer keeps both in the catalog, see `derived.rs`). Listing
+//! every session is then one pass over that index: no row of the catalog is read, no list
 //! is held and sorted, and a filter on the project or the start is applied
 //! as the rows go by (at 10 GB, 122,000 rows).
 
@@ -42,7 +42,7 @@ pub struct Listed<'a> {
     pub path: &'a str,
     /// The project (cwd).
     pub project: Option<&'a str>,
-    /// The listed title ([`listed_title`]).
+    /// The listed title ([`crate::title::listed_title`]).
     pub title: Option<&'a str>,
     /// The start: the creation time, or else the last change.
     pub started_ms: Option<i64>,
@@ -65,7 +65,7 @@ impl ListingQuery {
             })
             && self
                 .started_since_ms
-                .is_none_or(|s| info.created_ms.or(info.updated_ms).is_some_and(|t| t >= s))
+                .is_none_or(|s| info.started_ms().is_some_and(|t| t >= s))
     }
 }
 

@@ -6,8 +6,8 @@ use rusqlite::Connection;
 use std::path::Path;
 
 /// The schema version, kept in `PRAGMA user_version`. An index of version
-/// [`MIGRATES_FROM`] is brought to this one in place; one of any other
-/// version is rebuilt from the session files.
+/// 8 is brought to this one in place; one of any other version is rebuilt
+/// from the session files.
 pub const SCHEMA_VERSION: i64 = 9;
 
 /// The one older schema version an index is brought to this one from in

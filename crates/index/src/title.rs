@@ -7,7 +7,7 @@ pub const LISTED_TITLE_CHARS: usize = 200;
 
 /// The index keeps this title in its catalog (`sessions.listed`): a change
 /// to what it gives needs a new schema version, whose migration makes the
-/// column again ([`crate::schema`]), or the titles listed stay the old ones.
+/// column again (`schema.rs`), or the titles listed stay the old ones.
 ///
 /// Returns the title a list shows for a session with `title` and
 /// `first_prompt`: the title unless it is blank, else the first prompt;

@@ -410,7 +410,7 @@ impl Index {
     /// without merging (a command's update on the way to its answer; see
     /// [`Plan`]), within the bound an ordinary update merges in; what a
     /// full check with nothing to read does, which also makes the
-    /// [later indexes](crate::schema::LATER_INDEXES) an index made before
+    /// later indexes (`schema::LATER_INDEXES`) an index made before
     /// them lacks. Returns whether there was anything to do.
     pub fn merge_pending(&mut self) -> Result<bool, IndexError> {
         use rusqlite::OptionalExtension;

@@ -740,19 +740,24 @@ fn listing(ix: &Index) -> Vec<String> {
     rows
 }
 
+/// The listing index of schema version 8 (which its agentlog makes at
+/// every update).
+const VERSION_8_LISTING_INDEX: &str =
+    "CREATE INDEX sessions_listing ON sessions(coalesce(created_ms, updated_ms) DESC, path,
+       format, agent, session_id, project, messages, updated_ms,
+       substr(title, 1, 256), substr(first_prompt, 1, 256));";
+
 /// Turns the index at `path` back into one of schema version 8: no listed
 /// title or tokens in the catalog, and the listing index of then.
 fn as_version_8(path: &Path) {
     let c = rusqlite::Connection::open(path).unwrap();
-    c.execute_batch(
+    c.execute_batch(&format!(
         "DROP INDEX sessions_listed;
          ALTER TABLE sessions DROP COLUMN listed;
          ALTER TABLE sessions DROP COLUMN tokens;
-         CREATE INDEX sessions_listing ON sessions(coalesce(created_ms, updated_ms) DESC, path,
-           format, agent, session_id, project, messages, updated_ms,
-           substr(title, 1, 256), substr(first_prompt, 1, 256));
-         PRAGMA user_version = 8;",
-    )
+         {VERSION_8_LISTING_INDEX}
+         PRAGMA user_version = 8;"
+    ))
     .unwrap();
 }
 
@@ -812,12 +817,9 @@ fn an_index_of_the_version_before_is_brought_up_to_date_in_place() {
     drop(ix);
     {
         let c = rusqlite::Connection::open(&path).unwrap();
-        c.execute_batch(
-            "UPDATE sessions SET listed = NULL, tokens = 0;
-             CREATE INDEX sessions_listing ON sessions(coalesce(created_ms, updated_ms) DESC, path,
-               format, agent, session_id, project, messages, updated_ms,
-               substr(title, 1, 256), substr(first_prompt, 1, 256));",
-        )
+        c.execute_batch(&format!(
+            "UPDATE sessions SET listed = NULL, tokens = 0; {VERSION_8_LISTING_INDEX}"
+        ))
         .unwrap();
     }
     let (mut ix, notice) = Index::open(&path).unwrap();
