@@ -146,9 +146,9 @@ fn read_document(path: &Path, mut doc: Map<String, Value>) -> Read {
             extra: Extra::new(),
         });
     }
-    r.count_response_texts(&recs);
-    for rec in recs {
-        r.record(rec);
+    let messages = r.response_messages(&recs);
+    for (rec, msg) in recs.into_iter().zip(messages) {
+        r.record(rec, msg);
     }
     r.finish();
     r.session.meta.extra = top;
@@ -205,9 +205,9 @@ pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
             Err((line, raw)) => r.unknown(line, raw),
         }
     }
-    r.count_response_texts(&recs);
-    for rec in recs {
-        r.record(rec);
+    let messages = r.response_messages(&recs);
+    for (rec, msg) in recs.into_iter().zip(messages) {
+        r.record(rec, msg);
     }
     r.finish();
     Ok(Read {
@@ -308,22 +308,27 @@ impl Reader<'_> {
         self.push(kind, None, Extra::new(), line);
     }
 
-    fn count_response_texts(&mut self, recs: &[Rec]) {
+    /// Reads the message of every response item, once (for
+    /// [`Reader::record`]), counting the texts of user and assistant
+    /// messages that their event copies will repeat.
+    fn response_messages(&mut self, recs: &[Rec]) -> Vec<Option<Message>> {
+        let mut out = Vec::with_capacity(recs.len());
         for rec in recs {
-            if rec.env != "response_item" {
-                continue;
-            }
-            let Some(obj) = rec.payload.as_object() else {
-                continue;
-            };
-            if let Some(m) = item_to_message(obj) {
-                if obj.get("type").and_then(Value::as_str) == Some("message")
-                    && matches!(m.role, Role::User | Role::Assistant)
-                {
-                    *self.pending_texts.entry(text_key(&m)).or_default() += 1;
-                }
-            }
+            let msg = (rec.env == "response_item")
+                .then(|| rec.payload.as_object())
+                .flatten()
+                .and_then(|obj| {
+                    let m = item_to_message(obj)?;
+                    if obj.get("type").and_then(Value::as_str) == Some("message")
+                        && matches!(m.role, Role::User | Role::Assistant)
+                    {
+                        *self.pending_texts.entry(text_key(&m)).or_default() += 1;
+                    }
+                    Some(m)
+                });
+            out.push(msg);
         }
+        out
     }
 
     fn push(&mut self, kind: EntryKind, ts: Option<Timestamp>, extra: Extra, line: u64) -> String {
@@ -353,7 +358,9 @@ impl Reader<'_> {
         self.push(kind, rec.timestamp, rec.extra, rec.line);
     }
 
-    fn record(&mut self, rec: Rec) {
+    /// Reads one record; `msg` is the message of a response item, read
+    /// before ([`Reader::response_messages`]).
+    fn record(&mut self, rec: Rec, msg: Option<Message>) {
         let replayed = match rec.env.as_str() {
             "session_meta" if self.gate.active => true,
             "session_meta" => false,
@@ -376,10 +383,7 @@ impl Reader<'_> {
                 }
                 self.event(rec);
             }
-            "response_item" => {
-                let msg = rec.payload.as_object().and_then(item_to_message);
-                self.message_or_event(rec, msg, replayed);
-            }
+            "response_item" => self.message_or_event(rec, msg, replayed),
             "event_msg" => self.event_msg(rec, replayed),
             "compacted" => self.compacted(rec),
             _ => self.event(rec),
