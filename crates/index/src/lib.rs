@@ -46,6 +46,7 @@ mod query;
 mod schema;
 mod search;
 mod stats;
+mod tags;
 mod texts;
 pub mod time;
 pub mod title;

@@ -4,6 +4,7 @@
 
 use crate::extract::Extracted;
 use crate::files::{FileStat, FileState};
+use crate::texts::Blocks;
 use std::path::PathBuf;
 
 #[derive(Clone, Debug)]
@@ -15,6 +16,17 @@ pub(crate) struct Job {
     pub state: Option<FileState>,
     /// True when the file may have grown by appends only.
     pub try_tail: bool,
+    /// For a file new to the index, the id it gets, given when the update
+    /// is planned (under the update lock), so that the thread reading it
+    /// can make its entries' blocks ([`crate::texts::Blocks`]).
+    pub new_id: Option<i64>,
+}
+
+impl Job {
+    /// The id the file has or gets in the index, when known.
+    pub fn id(&self) -> Option<i64> {
+        self.state.as_ref().map(|s| s.id).or(self.new_id)
+    }
 }
 
 /// A file read by a worker, ready for the writer.
@@ -27,6 +39,8 @@ pub(crate) enum Outcome {
     /// The whole file was read.
     Full {
         extracted: Extracted,
+        /// The entries' blocks, made for the file's id when it was known.
+        blocks: Option<Blocks>,
         state: FileState,
         diagnostics: u64,
         bytes: u64,

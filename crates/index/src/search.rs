@@ -23,7 +23,7 @@
 
 use crate::error::SqlContext;
 use crate::query;
-use crate::writer::{project_key, tag};
+use crate::tags::{project_key, tag};
 use crate::{Index, IndexError};
 use rusqlite::params;
 use serde::Serialize;

@@ -30,6 +30,7 @@
 //! (which reads its text through the view) before its block is deleted, and
 //! a block is deleted only when no entry points into it.
 
+use crate::extract::Doc;
 use rusqlite::functions::{Context, FunctionFlags};
 use rusqlite::Connection;
 
@@ -51,7 +52,7 @@ pub(crate) const FIELDS: usize = 5;
 
 /// Collects entries' fields into one block.
 #[derive(Default)]
-pub(crate) struct BlockBuilder {
+struct BlockBuilder {
     raw: Vec<u8>,
     slots: i64,
     /// The distinct words of the block's text fields (ASCII letters in
@@ -111,6 +112,58 @@ impl BlockBuilder {
         }
         Ok((z, words))
     }
+}
+
+/// The searchable entries of one session in compressed blocks, with each
+/// entry's tags: what the writer stores for the entries of a session. A
+/// session read in full gets them on the thread that read it (making them
+/// was a quarter of the single writer's time in a cold build).
+pub(crate) struct Blocks {
+    /// The session (`files.id`) whose tag the entries' tags hold.
+    pub session: i64,
+    /// Each block's compressed bytes and its distinct words.
+    pub blocks: Vec<(Vec<u8>, String)>,
+    /// For each entry, its block (an index into `blocks`) and its slot in
+    /// it; `None` for an entry with nothing searchable.
+    pub place: Vec<Option<(usize, i64)>>,
+    /// For each entry, its tags (empty for one with nothing searchable).
+    pub tags: Vec<String>,
+}
+
+/// Puts the searchable entries of `docs`, the entries of session `session`
+/// (`agent`, `project`), into blocks of about [`BLOCK_BYTES`].
+pub(crate) fn blocks(
+    session: i64,
+    agent: &str,
+    project: Option<&str>,
+    docs: &[Doc],
+) -> std::io::Result<Blocks> {
+    let base = crate::tags::session_tags(session, agent, project);
+    let mut out = Blocks {
+        session,
+        blocks: Vec::new(),
+        place: Vec::with_capacity(docs.len()),
+        tags: Vec::with_capacity(docs.len()),
+    };
+    let mut builder = BlockBuilder::default();
+    for d in docs {
+        if d.is_empty() {
+            out.tags.push(String::new());
+            out.place.push(None);
+            continue;
+        }
+        let t = crate::tags::doc_tags(&base, d);
+        let slot = builder.push([&d.text, &d.thinking, &d.tools, &d.output, &t]);
+        out.tags.push(t);
+        out.place.push(Some((out.blocks.len(), slot)));
+        if builder.is_full() {
+            out.blocks.push(builder.finish()?);
+        }
+    }
+    if !builder.is_empty() {
+        out.blocks.push(builder.finish()?);
+    }
+    Ok(out)
 }
 
 /// The last block a connection decompressed.

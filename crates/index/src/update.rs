@@ -234,6 +234,7 @@ impl Index {
                         stat,
                         state: Some(s.clone()),
                         try_tail,
+                        new_id: None,
                     }
                 }
                 None => {
@@ -244,6 +245,7 @@ impl Index {
                         stat,
                         state: None,
                         try_tail: false,
+                        new_id: None,
                     }
                 }
             };
@@ -264,6 +266,21 @@ impl Index {
                 .cmp(&b.stat.mtime_ns)
                 .then(a.path.cmp(&b.path))
         });
+        // The files new to the index get their ids now, in the order they
+        // will be stored (which is what SQLite would give them), so that
+        // the threads reading them can make their entries' blocks.
+        if plan.jobs.iter().any(|j| j.state.is_none()) {
+            let first: i64 = self
+                .conn
+                .query_row("SELECT coalesce(max(id), 0) + 1 FROM files", [], |r| {
+                    r.get(0)
+                })
+                .at(&self.path)?;
+            let new = plan.jobs.iter_mut().filter(|j| j.state.is_none());
+            for (id, job) in (first..).zip(new) {
+                job.new_id = Some(id);
+            }
+        }
         Ok(plan)
     }
 
@@ -332,9 +349,11 @@ impl Index {
             .min(total);
         let next = AtomicUsize::new(0);
         let jobs = &plan.jobs;
-        let window = Window::new(workers * 4);
+        let window = Window::new(&plan.jobs);
         let result: Result<(), IndexError> = std::thread::scope(|scope| {
-            let (tx, rx) = mpsc::sync_channel::<(usize, Parsed)>(workers * 2);
+            // As many as the window lets the parsers have ready: the window
+            // is what bounds them.
+            let (tx, rx) = mpsc::sync_channel::<(usize, Parsed)>(AHEAD_FILES);
             for _ in 0..workers {
                 let tx = tx.clone();
                 let next = &next;
@@ -624,29 +643,56 @@ fn same_stat(a: &FileStat, b: &FileStat) -> bool {
     a.size == b.size && a.mtime_ns == b.mtime_ns && a.inode == b.inode
 }
 
-/// Keeps the parsers at most `ahead` files ahead of the writer, which
-/// stores files in plan order: a large file parsed slowly holds back at
-/// most that many parsed files in memory.
+/// How many files the parsers may have read ahead of the writer, at most.
+const AHEAD_FILES: usize = 64;
+
+/// How many bytes of files the parsers may have read ahead of the writer,
+/// at most (the file being written, or the next one, may be larger).
+const AHEAD_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Keeps the parsers at most [`AHEAD_FILES`] files and [`AHEAD_BYTES`]
+/// ahead of the writer, which stores files in plan order: a large file
+/// parsed slowly holds back a bounded amount of parsed files in memory.
+/// The writer waited for the parsers for a sixth of a cold build when
+/// they could be only four files ahead each (files differ in size, and
+/// three threads share two cores).
 struct Window {
     /// Files written so far, and whether the writer stopped.
     state: Mutex<(usize, bool)>,
     moved: Condvar,
-    ahead: usize,
+    /// The bytes of the files before each file of the plan, and of all.
+    before: Vec<u64>,
 }
 
 impl Window {
-    fn new(ahead: usize) -> Window {
+    fn new(jobs: &[Job]) -> Window {
+        let mut before = Vec::with_capacity(jobs.len() + 1);
+        let mut sum = 0u64;
+        before.push(0);
+        for j in jobs {
+            sum = sum.saturating_add(j.stat.size);
+            before.push(sum);
+        }
         Window {
             state: Mutex::new((0, false)),
             moved: Condvar::new(),
-            ahead: ahead.max(1),
+            before,
         }
+    }
+
+    /// Whether file `i` must wait while the first `written` are stored: it
+    /// is not the next to store, and it is too many files or bytes ahead.
+    fn too_far(&self, i: usize, written: usize) -> bool {
+        let bytes = |k: usize| self.before.get(k).copied().unwrap_or(u64::MAX);
+        i > written
+            && (i >= written + AHEAD_FILES
+                || bytes(i + 1).saturating_sub(bytes(written)) > AHEAD_BYTES)
     }
 
     /// Waits until file `i` may be parsed; false when the writer stopped.
     fn admit(&self, i: usize) -> bool {
         let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        while !s.1 && i >= s.0 + self.ahead {
+        while !s.1 && self.too_far(i, s.0) {
             s = self.moved.wait(s).unwrap_or_else(PoisonError::into_inner);
         }
         !s.1
@@ -769,8 +815,15 @@ fn read_full(job: &Job) -> Outcome {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
     }
+    // The entries' blocks, when the file's id is known (else the writer
+    // makes them); a failure here is the writer's to report.
+    let blocks = job.id().and_then(|id| {
+        let s = &extracted.session;
+        crate::texts::blocks(id, &s.agent, s.project.as_deref(), &extracted.docs).ok()
+    });
     Outcome::Full {
         extracted,
+        blocks,
         state,
         diagnostics: read.diagnostics.len() as u64,
         bytes: bytes_len,

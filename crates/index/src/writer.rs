@@ -2,7 +2,7 @@
 //! large transactions with cached prepared statements.
 
 use crate::error::SqlContext;
-use crate::extract::{Doc, Extracted};
+use crate::extract::Extracted;
 use crate::files::FileState;
 use crate::parsed::{Outcome, Parsed};
 use crate::title::listed_title;
@@ -10,23 +10,6 @@ use crate::IndexError;
 use agentlog_model::Counted;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
-
-/// Returns the filter tag for `value` of a kind: a token no real word
-/// looks like, so filters become full-text terms intersected in the index.
-pub(crate) fn tag(kind: char, value: &str) -> String {
-    let h = crate::files::hash(value.trim().to_lowercase().as_bytes()) as u64;
-    format!("x{kind}{:012x}", h & 0xffff_ffff_ffff)
-}
-
-/// Returns the project tag value: the path without a trailing separator.
-pub(crate) fn project_key(project: &str) -> &str {
-    let t = project.trim_end_matches(['/', '\\']);
-    if t.is_empty() {
-        project
-    } else {
-        t
-    }
-}
 
 /// The key of `agentlog_index` present while updates have added segments
 /// that no merge has seen since.
@@ -245,6 +228,7 @@ impl<'c> Writer<'c> {
             Outcome::Failed { message, state } => {
                 let id = self.upsert_file(
                     p.job.state.as_ref().map(|s| s.id),
+                    p.job.new_id,
                     &path_text,
                     state,
                     Some(message),
@@ -258,12 +242,14 @@ impl<'c> Writer<'c> {
             }
             Outcome::Full {
                 extracted,
+                blocks,
                 state,
                 diagnostics,
                 bytes,
             } => {
                 let old = p.job.state.as_ref().map(|s| s.id);
-                let id = self.upsert_file(old, &path_text, state, None, *diagnostics)?;
+                let id =
+                    self.upsert_file(old, p.job.new_id, &path_text, state, None, *diagnostics)?;
                 if old.is_some() {
                     self.clear_session(id, 0)?;
                 }
@@ -298,7 +284,13 @@ impl<'c> Writer<'c> {
                         ])
                     })
                     .at(self.path)?;
-                let n = self.insert_docs(id, &s.agent, s.project.as_deref(), extracted)?;
+                let n = self.insert_docs(
+                    id,
+                    &s.agent,
+                    s.project.as_deref(),
+                    extracted,
+                    blocks.as_ref(),
+                )?;
                 let listed = listed_title(s.title.as_deref(), s.first_prompt.as_deref());
                 self.recount(id, listed.as_deref())?;
                 Ok((*bytes, *diagnostics, n, id))
@@ -311,7 +303,7 @@ impl<'c> Writer<'c> {
                 bytes,
             } => {
                 let id = state.id;
-                self.upsert_file(Some(id), &path_text, state, None, *diagnostics)?;
+                self.upsert_file(Some(id), None, &path_text, state, None, *diagnostics)?;
                 self.clear_session(id, *from_line)?;
                 let s = &extracted.session;
                 self.conn
@@ -363,21 +355,38 @@ impl<'c> Writer<'c> {
                             listed_title(s.title.as_deref(), s.first_prompt.as_deref()),
                         )
                     });
-                let n = self.insert_docs(id, &agent, project.as_deref(), extracted)?;
+                let n = self.insert_docs(id, &agent, project.as_deref(), extracted, None)?;
                 self.recount(id, listed.as_deref())?;
                 Ok((*bytes, *diagnostics, n, id))
             }
         }
     }
 
+    /// Updates the row of file `id`, or inserts one (as `new_id` when no
+    /// other file has that id); returns the file's id.
     fn upsert_file(
         &mut self,
         id: Option<i64>,
+        new_id: Option<i64>,
         path: &str,
         st: &FileState,
         error: Option<&String>,
         diagnostics: u64,
     ) -> Result<i64, IndexError> {
+        // A new file's planned id, unless another file has it (an update
+        // made without the update lock can meet one); else SQLite's next.
+        let row_id = match (id, new_id) {
+            (Some(id), _) => Some(id),
+            (None, Some(n)) => {
+                let taken = self
+                    .conn
+                    .prepare_cached("SELECT 1 FROM files WHERE id = ?1")
+                    .and_then(|mut s| s.exists([n]))
+                    .at(self.path)?;
+                (!taken).then_some(n)
+            }
+            (None, None) => None,
+        };
         let values = params![
             path,
             st.format,
@@ -391,7 +400,7 @@ impl<'c> Writer<'c> {
             st.before_hash,
             error,
             diagnostics as i64,
-            id,
+            row_id,
         ];
         match id {
             Some(id) => {
@@ -419,42 +428,29 @@ impl<'c> Writer<'c> {
         }
     }
 
+    /// Stores the entries of session `id` (`agent`, `project`) and their
+    /// usage, in the blocks `prebuilt` holds when they were made for it.
     fn insert_docs(
         &mut self,
         id: i64,
         agent: &str,
         project: Option<&str>,
         x: &Extracted,
+        prebuilt: Option<&crate::texts::Blocks>,
     ) -> Result<u64, IndexError> {
-        let mut base_tags = format!("{} {}", tag('a', agent), tag('s', &id.to_string()));
-        if let Some(p) = project {
-            base_tags.push(' ');
-            base_tags.push_str(&tag('p', project_key(p)));
-        }
-        // The searchable entries' fields, into compressed blocks first:
-        // each entry's row names its block.
-        let mut tags = Vec::with_capacity(x.docs.len());
-        let mut place = Vec::with_capacity(x.docs.len());
-        let mut builder = crate::texts::BlockBuilder::default();
-        // Where in `place` the block being built starts.
-        let mut block_start = 0;
-        for d in &x.docs {
-            if d.is_empty() {
-                tags.push(String::new());
-                place.push(None);
-                continue;
+        // Made by the thread that read the session when it knew the id.
+        let made;
+        let b = match prebuilt {
+            Some(b) if b.session == id && b.place.len() == x.docs.len() => b,
+            _ => {
+                made = crate::texts::blocks(id, agent, project, &x.docs)
+                    .map_err(|e| IndexError::io(self.path, e))?;
+                &made
             }
-            let t = doc_tags(&base_tags, d);
-            let slot = builder.push([&d.text, &d.thinking, &d.tools, &d.output, &t]);
-            tags.push(t);
-            place.push(Some((0, slot)));
-            if builder.is_full() {
-                self.write_block(&mut builder, &mut place[block_start..])?;
-                block_start = place.len();
-            }
-        }
-        if !builder.is_empty() {
-            self.write_block(&mut builder, &mut place[block_start..])?;
+        };
+        let mut block_ids = Vec::with_capacity(b.blocks.len());
+        for (z, words) in &b.blocks {
+            block_ids.push(self.write_block(z, words)?);
         }
         let c = &self.conn;
         let mut doc_stmt = c
@@ -470,7 +466,8 @@ impl<'c> Writer<'c> {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )
             .at(self.path)?;
-        for ((d, at), t) in x.docs.iter().zip(&place).zip(&tags) {
+        for ((d, at), t) in x.docs.iter().zip(&b.place).zip(&b.tags) {
+            let at = at.map(|(block, slot)| (block_ids[block], slot));
             doc_stmt
                 .execute(params![
                     id,
@@ -521,15 +518,8 @@ impl<'c> Writer<'c> {
         Ok(x.docs.len() as u64)
     }
 
-    /// Stores the block `builder` holds; the entries of `place` (block and
-    /// slot of each entry since the last block; `None` for one not in a
-    /// block) learn its id.
-    fn write_block(
-        &mut self,
-        builder: &mut crate::texts::BlockBuilder,
-        place: &mut [Option<(i64, i64)>],
-    ) -> Result<(), IndexError> {
-        let (z, words) = builder.finish().map_err(|e| IndexError::io(self.path, e))?;
+    /// Stores one compressed block of texts and its words; returns its id.
+    fn write_block(&mut self, z: &[u8], words: &str) -> Result<i64, IndexError> {
         self.conn
             .prepare_cached("INSERT INTO texts(z) VALUES (?1)")
             .and_then(|mut s| s.execute([z]))
@@ -539,10 +529,7 @@ impl<'c> Writer<'c> {
             .prepare_cached("INSERT INTO words(rowid, w) VALUES (?1, ?2)")
             .and_then(|mut s| s.execute(params![block, words]))
             .at(self.path)?;
-        for (b, _) in place.iter_mut().flatten() {
-            *b = block;
-        }
-        Ok(())
+        Ok(block)
     }
 
     /// Counts what session `id` holds, sums its tokens (by model, and all
@@ -623,24 +610,6 @@ fn counted_code(c: Counted) -> i64 {
     }
 }
 
-fn doc_tags(base: &str, d: &Doc) -> String {
-    let mut t = String::with_capacity(base.len() + 48);
-    t.push_str(base);
-    if let Some(r) = &d.role {
-        t.push(' ');
-        t.push_str(&tag('r', r));
-    }
-    if !d.thinking.is_empty() {
-        t.push(' ');
-        t.push_str(&tag('r', "thinking"));
-    }
-    for n in &d.tool_names {
-        t.push(' ');
-        t.push_str(&tag('t', n));
-    }
-    t
-}
-
 impl Drop for Writer<'_> {
     fn drop(&mut self) {
         if self.open {
@@ -648,5 +617,71 @@ impl Drop for Writer<'_> {
             // as it was before this update.
             let _ = self.conn.execute_batch("ROLLBACK");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::files::FileStat;
+    use crate::parsed::Job;
+    use agentlog_model::{Agent, Entry, EntryKind, Message, Role, Session, SessionMeta};
+
+    fn parsed(path: &str, word: &str, new_id: i64) -> Parsed {
+        let mut s = Session::new(SessionMeta::new(path, Agent::Claude));
+        s.meta.cwd = Some("/home/u/proj".into());
+        let m = Message::text(Role::User, format!("the {word} is broken"));
+        s.push(Entry::new("u1", None, EntryKind::Message(m)));
+        let extracted = crate::extract::extract(&s);
+        // Blocks made for the planned id, as a reading thread makes them.
+        let blocks =
+            crate::texts::blocks(new_id, "claude", Some("/home/u/proj"), &extracted.docs).unwrap();
+        Parsed {
+            job: Job {
+                path: path.into(),
+                format: "claude",
+                stat: FileStat::default(),
+                state: None,
+                try_tail: false,
+                new_id: Some(new_id),
+            },
+            outcome: Outcome::Full {
+                extracted,
+                blocks: Some(blocks),
+                state: FileState::default(),
+                diagnostics: 0,
+                bytes: 1,
+            },
+        }
+    }
+
+    #[test]
+    fn a_planned_id_another_file_took_is_not_used_and_its_blocks_are_made_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.sqlite");
+        let mut conn = Connection::open(&path).unwrap();
+        crate::schema::create_schema(&conn, &path).unwrap();
+        crate::schema::configure(&conn, &path).unwrap();
+        let mut w = Writer::begin(&mut conn, &path).unwrap();
+        // Two updates planned apart (one without the update lock) both
+        // planned id 7 for their new file.
+        let first = w.write(&parsed("/s/a.jsonl", "lexer", 7)).unwrap().3;
+        let second = w.write(&parsed("/s/b.jsonl", "parser", 7)).unwrap().3;
+        w.commit().unwrap();
+        assert_eq!(first, 7);
+        assert_ne!(second, 7);
+        // Each file's entries carry their own session's tag, so a search
+        // limited to one session finds its word and not the other's.
+        let in_session = |id: i64, word: &str| -> i64 {
+            let q = format!("{word} AND {}", crate::tags::tag('s', &id.to_string()));
+            conn.query_row("SELECT count(*) FROM fts WHERE fts MATCH ?1", [q], |r| {
+                r.get(0)
+            })
+            .unwrap()
+        };
+        assert_eq!(in_session(7, "lexer"), 1);
+        assert_eq!(in_session(7, "parser"), 0);
+        assert_eq!(in_session(second, "parser"), 1);
+        assert_eq!(in_session(second, "lexer"), 0);
     }
 }
