@@ -16,9 +16,10 @@ pub(crate) struct Job {
     pub state: Option<FileState>,
     /// True when the file may have grown by appends only.
     pub try_tail: bool,
-    /// For a file new to the index, the id it gets, given when the update
-    /// is planned (under the update lock), so that the thread reading it
-    /// can make its entries' blocks ([`crate::texts::Blocks`]).
+    /// For a file new to the index, the id it is to get, given when the
+    /// update is planned, so that the thread reading it can make its
+    /// entries' blocks ([`crate::texts::Blocks`]); the writer gives it
+    /// another when a file stored meanwhile took it.
     pub new_id: Option<i64>,
 }
 

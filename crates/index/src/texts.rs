@@ -44,7 +44,7 @@ pub(crate) const FUNCTION: &str = "agentlog_text";
 pub(crate) const BLOCK_BYTES: usize = 64 * 1024;
 
 /// zstd's level: 1 compresses these texts within a few percent of 3 at
-/// twice the speed, and the index is built by one writer thread.
+/// twice the speed.
 const LEVEL: i32 = 1;
 
 /// The fields of an entry, in `fts`'s column order.

@@ -267,8 +267,9 @@ impl Index {
                 .then(a.path.cmp(&b.path))
         });
         // The files new to the index get their ids now, in the order they
-        // will be stored (which is what SQLite would give them), so that
-        // the threads reading them can make their entries' blocks.
+        // will be stored (as SQLite would, but that the id of a file this
+        // update removes is not given again), so that the threads reading
+        // them can make their entries' blocks.
         if plan.jobs.iter().any(|j| j.state.is_none()) {
             let first: i64 = self
                 .conn
@@ -646,21 +647,25 @@ fn same_stat(a: &FileStat, b: &FileStat) -> bool {
 /// How many files the parsers may have read ahead of the writer, at most.
 const AHEAD_FILES: usize = 64;
 
-/// How many bytes of files the parsers may have read ahead of the writer,
-/// at most (the file being written, or the next one, may be larger).
+/// How many bytes the parsers may have read ahead of the file the writer
+/// stores next, at most (besides the file after it, which is always let
+/// through, whatever its size).
 const AHEAD_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Keeps the parsers at most [`AHEAD_FILES`] files and [`AHEAD_BYTES`]
-/// ahead of the writer, which stores files in plan order: a large file
-/// parsed slowly holds back a bounded amount of parsed files in memory.
-/// The writer waited for the parsers for a sixth of a cold build when
-/// they could be only four files ahead each (files differ in size, and
-/// three threads share two cores).
+/// beyond the file the writer stores next (files are stored in plan
+/// order): a large file parsed slowly holds back a bounded amount of
+/// parsed files in memory. The next two files are always let through, so
+/// two parsers keep working on a run of large files. The writer waited
+/// for the parsers for a sixth of a cold build when they could be only
+/// four files ahead each (files differ in size, and three threads share
+/// two cores).
 struct Window {
     /// Files written so far, and whether the writer stopped.
     state: Mutex<(usize, bool)>,
     moved: Condvar,
-    /// The bytes of the files before each file of the plan, and of all.
+    /// The bytes to read of the files before each file of the plan, and
+    /// of all (of a file that may have grown by appends, what it grew by).
     before: Vec<u64>,
 }
 
@@ -670,7 +675,11 @@ impl Window {
         let mut sum = 0u64;
         before.push(0);
         for j in jobs {
-            sum = sum.saturating_add(j.stat.size);
+            let read_from = match &j.state {
+                Some(s) if j.try_tail => s.tail_offset,
+                _ => 0,
+            };
+            sum = sum.saturating_add(j.stat.size.saturating_sub(read_from));
             before.push(sum);
         }
         Window {
@@ -681,12 +690,13 @@ impl Window {
     }
 
     /// Whether file `i` must wait while the first `written` are stored: it
-    /// is not the next to store, and it is too many files or bytes ahead.
+    /// is neither of the next two to store, and it is too many files or
+    /// bytes beyond the next.
     fn too_far(&self, i: usize, written: usize) -> bool {
         let bytes = |k: usize| self.before.get(k).copied().unwrap_or(u64::MAX);
-        i > written
-            && (i >= written + AHEAD_FILES
-                || bytes(i + 1).saturating_sub(bytes(written)) > AHEAD_BYTES)
+        i > written + 1
+            && (i > written + AHEAD_FILES
+                || bytes(i + 1).saturating_sub(bytes(written + 1)) > AHEAD_BYTES)
     }
 
     /// Waits until file `i` may be parsed; false when the writer stopped.
@@ -899,4 +909,54 @@ fn restart_line(session: &agentlog_model::Session) -> Option<u64> {
         })
         .and_then(|e| e.line)
         .filter(|&l| l >= 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(size: u64, grown_from: Option<u64>) -> Job {
+        let state = grown_from.map(|offset| FileState {
+            tail_offset: offset,
+            ..FileState::default()
+        });
+        Job {
+            path: "/s/x.jsonl".into(),
+            format: "claude",
+            stat: FileStat {
+                size,
+                ..FileStat::default()
+            },
+            state,
+            try_tail: grown_from.is_some(),
+            new_id: None,
+        }
+    }
+
+    #[test]
+    fn the_window_bounds_files_and_bytes_beyond_the_next_and_lets_two_through() {
+        const MB: u64 = 1024 * 1024;
+        // Two large files, then small ones.
+        let mut jobs = vec![job(40 * MB, None), job(40 * MB, None)];
+        jobs.extend((0..100).map(|_| job(MB / 2, None)));
+        let w = Window::new(&jobs);
+        // The next two are let through whatever their size.
+        assert!(!w.too_far(0, 0) && !w.too_far(1, 0));
+        // Beyond them, bytes count from the file after the next one.
+        assert!(w.too_far(2, 0), "40 MB beyond the next");
+        assert!(!w.too_far(2, 1));
+        assert!(!w.too_far(2 + 31, 1), "32 small files: 16 MB");
+        assert!(w.too_far(2 + 32, 1));
+        // And never more than AHEAD_FILES beyond the next.
+        let small: Vec<Job> = (0..200).map(|_| job(10, None)).collect();
+        let w = Window::new(&small);
+        assert!(!w.too_far(AHEAD_FILES, 0));
+        assert!(w.too_far(AHEAD_FILES + 1, 0));
+        // A file that grew by appends counts what it grew by.
+        let grown: Vec<Job> = (0..50)
+            .map(|_| job(100 * MB, Some(100 * MB - 1000)))
+            .collect();
+        let w = Window::new(&grown);
+        assert!(!w.too_far(49, 0));
+    }
 }
