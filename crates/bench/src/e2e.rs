@@ -117,25 +117,32 @@ pub(crate) fn run(cmd: &mut Command) -> Timed {
         }
         s
     });
+    // Polled while it runs (a figure when the wait fails), and at the end
+    // the kernel's own count, which polling misses when the peak comes in
+    // the last moments before the command exits.
     let mut peak = 0.0f64;
-    let status = loop {
+    let exited = loop {
         if let Some(kb) = vm_hwm_kb(pid) {
             peak = peak.max(kb);
         }
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(_) => break None,
+        match crate::rss::reap(pid) {
+            crate::rss::Reaped::Running => std::thread::sleep(Duration::from_millis(2)),
+            crate::rss::Reaped::Exited { code, max_kib } => {
+                peak = peak.max(max_kib as f64);
+                break code;
+            }
+            crate::rss::Reaped::Lost => break None,
         }
     };
     let secs = t.elapsed().as_secs_f64();
     // The output is drained (so the child never blocks on a full pipe) and
     // dropped.
     let _ = reader.join();
+    drop(child);
     Timed {
         secs,
         peak_mb: peak / 1024.0,
-        ok: status.is_some_and(|s| s.success()),
+        ok: exited == Some(0),
         stderr: ereader.join().unwrap_or_default(),
     }
 }

@@ -81,6 +81,42 @@ pub fn write_tiny(path: &Path, records: u64) -> std::io::Result<u64> {
     Ok(header.len() as u64 + 3 * records)
 }
 
+/// What [`reap`] found of a child.
+pub(crate) enum Reaped {
+    /// Still running.
+    Running,
+    /// Gone: its exit code (`None` when a signal ended it) and the peak of
+    /// its resident set, in KiB, as the kernel counted it.
+    Exited { code: Option<i32>, max_kib: u64 },
+    /// Not a child of this process any more (reaped elsewhere).
+    Lost,
+}
+
+/// Reaps the child `pid` if it has ended, without waiting.
+pub(crate) fn reap(pid: u32) -> Reaped {
+    let mut status = 0;
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: wait4 on our own child's pid, with valid pointers for the
+    // status and the usage it fills.
+    let rc = unsafe {
+        libc::wait4(
+            pid as libc::pid_t,
+            &mut status,
+            libc::WNOHANG,
+            usage.as_mut_ptr(),
+        )
+    };
+    match rc {
+        0 => Reaped::Running,
+        rc if rc == pid as libc::pid_t => Reaped::Exited {
+            code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
+            // SAFETY: filled by the successful wait4 above.
+            max_kib: unsafe { usage.assume_init() }.ru_maxrss.max(0) as u64,
+        },
+        _ => Reaped::Lost,
+    }
+}
+
 /// Runs `exe args` with output discarded and `HOME` at `home`; returns the
 /// peak resident set in bytes and the wall time.
 pub fn peak_of(exe: &Path, args: &[&str], home: &Path) -> anyhow::Result<(u64, f64)> {
