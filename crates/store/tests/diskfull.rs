@@ -77,6 +77,11 @@ fn a_full_disk_fails_appends_cleanly_and_loses_nothing() {
         return;
     };
     let path = fs.path().join("sessions/s.jsonl");
+    // A snapshot beside the session, written while there is room (whether
+    // a page is free once the appends below have filled the disk depends
+    // on how their last page fills).
+    let snap = fs.path().join("sessions/state.json");
+    write_atomic(&snap, b"{\"v\":1}\n").unwrap();
     let (mut w, _) = AppendWriter::open(&path, AppendOptions::default()).unwrap();
     // Lines of 1000 bytes with a newline: page boundaries fall inside lines,
     // so the write that meets the full disk is often cut short.
@@ -134,11 +139,7 @@ fn a_full_disk_fails_appends_cleanly_and_loses_nothing() {
     }
 
     // A snapshot that does not fit leaves the old one and no temp file.
-    let snap = fs.path().join("sessions/state.json");
     drop(w);
-    let spare = fill(fs.path());
-    std::fs::remove_file(&spare).unwrap();
-    write_atomic(&snap, b"{\"v\":1}\n").unwrap();
     let spare = fill(fs.path());
     let err = write_atomic(&snap, &vec![b' '; 300_000]).unwrap_err();
     assert!(err.is_disk_full(), "{err}");
@@ -152,8 +153,10 @@ fn a_full_disk_fails_appends_cleanly_and_loses_nothing() {
         "temp file left: {names:?}"
     );
 
-    // With space again the same file opens clean and takes appends.
+    // With space again (the filler and the snapshot gone) the same file
+    // opens clean and takes appends.
     std::fs::remove_file(&spare).unwrap();
+    std::fs::remove_file(&snap).unwrap();
     let (mut w, rec) = AppendWriter::open(&path, AppendOptions::default()).unwrap();
     assert!(rec.is_clean(), "{rec}");
     w.append_line(&line(1, 100)).unwrap();
