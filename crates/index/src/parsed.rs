@@ -28,6 +28,15 @@ impl Job {
     pub fn id(&self) -> Option<i64> {
         self.state.as_ref().map(|s| s.id).or(self.new_id)
     }
+
+    /// The bytes the update reads of the file: all of them, or of a file
+    /// that may have grown by appends, from where the last update stopped.
+    pub fn bytes_to_read(&self) -> u64 {
+        match &self.state {
+            Some(s) if self.try_tail => self.stat.size.saturating_sub(s.tail_offset),
+            _ => self.stat.size,
+        }
+    }
 }
 
 /// A file read by a worker, ready for the writer.

@@ -223,11 +223,6 @@ impl Index {
                         && stat.is_file
                         && s.stat.inode == stat.inode
                         && stat.size >= s.indexed_to;
-                    plan.bytes += if try_tail {
-                        stat.size - s.tail_offset.min(stat.size)
-                    } else {
-                        stat.size
-                    };
                     Job {
                         path: f.path.clone(),
                         format: f.format,
@@ -237,18 +232,16 @@ impl Index {
                         new_id: None,
                     }
                 }
-                None => {
-                    plan.bytes += stat.size;
-                    Job {
-                        path: f.path.clone(),
-                        format: f.format,
-                        stat,
-                        state: None,
-                        try_tail: false,
-                        new_id: None,
-                    }
-                }
+                None => Job {
+                    path: f.path.clone(),
+                    format: f.format,
+                    stat,
+                    state: None,
+                    try_tail: false,
+                    new_id: None,
+                },
             };
+            plan.bytes += job.bytes_to_read();
             plan.jobs.push(job);
         }
         for (path, s) in stored {
@@ -664,8 +657,8 @@ struct Window {
     /// Files written so far, and whether the writer stopped.
     state: Mutex<(usize, bool)>,
     moved: Condvar,
-    /// The bytes to read of the files before each file of the plan, and
-    /// of all (of a file that may have grown by appends, what it grew by).
+    /// The bytes to read ([`Job::bytes_to_read`]) of the files before each
+    /// file of the plan, and of all.
     before: Vec<u64>,
 }
 
@@ -675,11 +668,7 @@ impl Window {
         let mut sum = 0u64;
         before.push(0);
         for j in jobs {
-            let read_from = match &j.state {
-                Some(s) if j.try_tail => s.tail_offset,
-                _ => 0,
-            };
-            sum = sum.saturating_add(j.stat.size.saturating_sub(read_from));
+            sum = sum.saturating_add(j.bytes_to_read());
             before.push(sum);
         }
         Window {
