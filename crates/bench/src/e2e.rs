@@ -138,7 +138,6 @@ pub(crate) fn run(cmd: &mut Command) -> Timed {
     // The output is drained (so the child never blocks on a full pipe) and
     // dropped.
     let _ = reader.join();
-    drop(child);
     Timed {
         secs,
         peak_mb: peak / 1024.0,

@@ -94,18 +94,16 @@ pub(crate) enum Reaped {
 
 /// Reaps the child `pid` if it has ended, without waiting.
 pub(crate) fn reap(pid: u32) -> Reaped {
+    wait(pid, libc::WNOHANG)
+}
+
+/// `wait4` on the child `pid` with `flags`.
+fn wait(pid: u32, flags: libc::c_int) -> Reaped {
     let mut status = 0;
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: wait4 on our own child's pid, with valid pointers for the
     // status and the usage it fills.
-    let rc = unsafe {
-        libc::wait4(
-            pid as libc::pid_t,
-            &mut status,
-            libc::WNOHANG,
-            usage.as_mut_ptr(),
-        )
-    };
+    let rc = unsafe { libc::wait4(pid as libc::pid_t, &mut status, flags, usage.as_mut_ptr()) };
     match rc {
         0 => Reaped::Running,
         rc if rc == pid as libc::pid_t => Reaped::Exited {
@@ -130,21 +128,14 @@ pub fn peak_of(exe: &Path, args: &[&str], home: &Path) -> anyhow::Result<(u64, f
         .stderr(Stdio::null())
         .spawn()
         .with_context(|| format!("running {}", exe.display()))?;
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: wait4 on our own child's pid, with valid pointers for the
-    // status and the usage it fills.
-    let rc = unsafe { libc::wait4(pid, &mut status, 0, usage.as_mut_ptr()) };
-    if rc != pid {
-        bail!("wait4 failed for {args:?}");
-    }
+    let (code, kib) = match wait(child.id(), 0) {
+        Reaped::Exited { code, max_kib } => (code, max_kib),
+        Reaped::Running | Reaped::Lost => bail!("wait4 failed for {args:?}"),
+    };
     let seconds = started.elapsed().as_secs_f64();
-    if !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) > 1 {
-        bail!("agentlog {args:?} failed (status {status})");
+    if code.is_none_or(|c| c > 1) {
+        bail!("agentlog {args:?} failed (exit status {code:?})");
     }
-    // SAFETY: filled by the successful wait4 above.
-    let kib = unsafe { usage.assume_init() }.ru_maxrss.max(0) as u64;
     Ok((kib * 1024, seconds))
 }
 
