@@ -312,23 +312,21 @@ impl Reader<'_> {
     /// [`Reader::record`]), counting the texts of user and assistant
     /// messages that their event copies will repeat.
     fn response_messages(&mut self, recs: &[Rec]) -> Vec<Option<Message>> {
-        let mut out = Vec::with_capacity(recs.len());
-        for rec in recs {
-            let msg = (rec.env == "response_item")
-                .then(|| rec.payload.as_object())
-                .flatten()
-                .and_then(|obj| {
-                    let m = item_to_message(obj)?;
-                    if obj.get("type").and_then(Value::as_str) == Some("message")
-                        && matches!(m.role, Role::User | Role::Assistant)
-                    {
-                        *self.pending_texts.entry(text_key(&m)).or_default() += 1;
-                    }
-                    Some(m)
-                });
-            out.push(msg);
-        }
-        out
+        recs.iter()
+            .map(|rec| {
+                let obj = rec
+                    .payload
+                    .as_object()
+                    .filter(|_| rec.env == "response_item")?;
+                let m = item_to_message(obj)?;
+                if obj.get("type").and_then(Value::as_str) == Some("message")
+                    && matches!(m.role, Role::User | Role::Assistant)
+                {
+                    *self.pending_texts.entry(text_key(&m)).or_default() += 1;
+                }
+                Some(m)
+            })
+            .collect()
     }
 
     fn push(&mut self, kind: EntryKind, ts: Option<Timestamp>, extra: Extra, line: u64) -> String {
