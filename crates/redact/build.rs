@@ -1,8 +1,22 @@
-//! Turns the built-in rules (`src/rules.toml`) into JSON for the library to
-//! load: parsing the TOML took a short command half a millisecond, JSON a
-//! few microseconds. The TOML stays the file people read and edit; a broken
-//! one fails the build, naming the problem.
+//! Prepares the built-in rules (`src/rules.toml`) for the library, so that a
+//! short command does not pay for it at run time:
+//!
+//! - the rules as JSON (parsing the TOML took a short command half a
+//!   millisecond, JSON a few microseconds);
+//! - the keyword automaton as tables (`keywords.rs`): building the
+//!   Aho-Corasick DFA of every rule's keywords was half of what `--redact`
+//!   added to exporting one session. The DFA is built here, with the options
+//!   the library uses, and its transitions, byte classes and matches are
+//!   written out as arrays, so the built-in rules search the very automaton
+//!   the library would have built (a test compares the two).
+//!
+//! The TOML stays the file people read and edit; a broken one fails the
+//! build, naming the problem.
 
+use aho_corasick::automaton::{Automaton, StateID};
+use aho_corasick::Anchored;
+use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 fn main() -> Result<(), String> {
@@ -11,7 +25,169 @@ fn main() -> Result<(), String> {
         .map_err(|e| format!("reading src/rules.toml: {e}"))?;
     let value: toml::Value = toml::from_str(&text).map_err(|e| format!("src/rules.toml: {e}"))?;
     let json = serde_json::to_string(&value).map_err(|e| format!("rules as JSON: {e}"))?;
-    let out = std::env::var_os("OUT_DIR").ok_or("OUT_DIR is not set")?;
-    let out = PathBuf::from(out).join("rules.json");
-    std::fs::write(&out, json).map_err(|e| format!("writing {}: {e}", out.display()))
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").ok_or("OUT_DIR is not set")?);
+    write(&out.join("rules.json"), &json)?;
+    let keywords = keywords(&value)?;
+    write(&out.join("keywords.rs"), &tables(&keywords)?)
+}
+
+fn write(path: &std::path::Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// Every rule's keywords, in the order the library numbers them: rule by
+/// rule, each rule's in the order written.
+fn keywords(rules: &toml::Value) -> Result<Vec<String>, String> {
+    let mut all = Vec::new();
+    let Some(list) = rules.get("rule").and_then(toml::Value::as_array) else {
+        return Ok(all);
+    };
+    for rule in list {
+        let Some(words) = rule.get("keywords") else {
+            continue;
+        };
+        let words = words
+            .as_array()
+            .ok_or("src/rules.toml: keywords is not a list")?;
+        for w in words {
+            let w = w
+                .as_str()
+                .ok_or("src/rules.toml: a keyword is not a string")?;
+            all.push(w.to_string());
+        }
+    }
+    Ok(all)
+}
+
+/// The keyword DFA as Rust arrays (see `Fixed` in `src/rules.rs`).
+fn tables(keywords: &[String]) -> Result<String, String> {
+    // The options of `Keywords::new` in src/rules.rs.
+    let dfa = aho_corasick::dfa::Builder::new()
+        .ascii_case_insensitive(true)
+        .prefilter(false)
+        .build(keywords)
+        .map_err(|e| format!("keywords: {e}"))?;
+    let start = dfa
+        .start_state(Anchored::No)
+        .map_err(|e| format!("keywords: {e}"))?;
+    // Every state an unanchored search reaches, numbered as found.
+    let mut states = vec![start];
+    let mut number: HashMap<StateID, usize> = HashMap::from([(start, 0)]);
+    let mut i = 0;
+    while i < states.len() {
+        for b in 0..=255u8 {
+            let next = dfa.next_state(Anchored::No, states[i], b);
+            if dfa.is_dead(next) {
+                return Err("keywords: an unanchored search reached the dead state".into());
+            }
+            number.entry(next).or_insert_with(|| {
+                states.push(next);
+                states.len() - 1
+            });
+        }
+        i += 1;
+    }
+    // Non-matching states first, so that a state is a match state when its
+    // number is at least the first match state's.
+    let mut order: Vec<usize> = (0..states.len()).collect();
+    order.sort_by_key(|&s| (dfa.is_match(states[s]), s));
+    let mut place = vec![0; states.len()];
+    for (new, &old) in order.iter().enumerate() {
+        place[old] = new;
+    }
+    let first_match = order
+        .iter()
+        .position(|&s| dfa.is_match(states[s]))
+        .unwrap_or(order.len());
+    // Bytes that every state treats alike share a class.
+    let mut classes = [0u8; 256];
+    let mut seen: HashMap<Vec<usize>, u8> = HashMap::new();
+    for b in 0..=255u8 {
+        let row: Vec<usize> = states
+            .iter()
+            .map(|&s| number[&dfa.next_state(Anchored::No, s, b)])
+            .collect();
+        let n = seen.len();
+        let class = *seen.entry(row).or_insert_with(|| n as u8);
+        if seen.len() > 256 {
+            return Err("keywords: more than 256 byte classes".into());
+        }
+        classes[b as usize] = class;
+    }
+    let stride = seen.len();
+    let cells = states.len() * stride;
+    if cells > u32::MAX as usize {
+        return Err("keywords: the table is too large".into());
+    }
+    // The transitions, each the next state's number times the stride, in a
+    // table whose length is a power of two (the search masks its index).
+    let mut next = vec![0u32; cells.next_power_of_two()];
+    let mut rep = [0u8; 256];
+    for b in (0..=255u8).rev() {
+        rep[classes[b as usize] as usize] = b;
+    }
+    for (old, &s) in states.iter().enumerate() {
+        for (class, &b) in rep.iter().enumerate().take(stride) {
+            let to = place[number[&dfa.next_state(Anchored::No, s, b)]];
+            next[place[old] * stride + class] = (to * stride) as u32;
+        }
+    }
+    // The keywords each match state reports.
+    let mut match_at = vec![0u32];
+    let mut match_list = Vec::new();
+    for &old in &order[first_match..] {
+        let s = states[old];
+        for k in 0..dfa.match_len(s) {
+            match_list.push(dfa.match_pattern(s, k).as_usize() as u32);
+        }
+        match_at.push(match_list.len() as u32);
+    }
+    let mut rs = String::new();
+    let w = &mut rs;
+    let _ = writeln!(
+        w,
+        "// Generated by build.rs from src/rules.toml: do not edit."
+    );
+    let _ = writeln!(
+        w,
+        "pub(crate) static PATTERNS: [&str; {}] = {:?};",
+        keywords.len(),
+        keywords
+    );
+    let _ = writeln!(w, "pub(crate) static CLASSES: [u8; 256] = {classes:?};");
+    let _ = writeln!(w, "pub(crate) const STRIDE: u32 = {stride};");
+    let _ = writeln!(w, "pub(crate) const START: u32 = {};", place[0] * stride);
+    let _ = writeln!(
+        w,
+        "pub(crate) const FIRST_MATCH: u32 = {};",
+        first_match * stride
+    );
+    let _ = writeln!(
+        w,
+        "pub(crate) const MAX_LEN: usize = {};",
+        dfa.max_pattern_len()
+    );
+    // Two bytes a transition when every one fits.
+    let cell = if next.iter().all(|&n| n <= u32::from(u16::MAX)) {
+        "u16"
+    } else {
+        "u32"
+    };
+    let _ = writeln!(w, "pub(crate) type Cell = {cell};");
+    let _ = writeln!(
+        w,
+        "pub(crate) static NEXT: [Cell; {}] = {next:?};",
+        next.len()
+    );
+    let _ = writeln!(
+        w,
+        "pub(crate) static MATCH_AT: [u32; {}] = {match_at:?};",
+        match_at.len()
+    );
+    let _ = writeln!(
+        w,
+        "pub(crate) static MATCH_LIST: [u32; {}] = {match_list:?};",
+        match_list.len()
+    );
+    Ok(rs)
 }

@@ -202,8 +202,10 @@ pub fn planted(seed: u64) -> Vec<Planted> {
     bare(
         "discord-bot-token",
         [
-            "M",
-            &g.chars(ALNUM, 25),
+            // The base64 of a user id (decimal digits) starts so.
+            ["M", "N", "O"][(g.next() % 3) as usize],
+            ["D", "T", "j", "z"][(g.next() % 4) as usize],
+            &g.chars(ALNUM, 24),
             ".",
             &g.chars(URLSAFE, 6),
             ".",

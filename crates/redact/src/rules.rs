@@ -530,6 +530,11 @@ fn whole_chars(text: &str, mut start: usize, mut end: usize) -> (usize, usize) {
 /// The keywords of every rule as one Aho-Corasick DFA, ASCII
 /// case-insensitive, searched for every occurrence (overlapping).
 ///
+/// The built-in rules' DFA is made when agentlog is built (`build.rs`
+/// writes its transitions as tables, see [`Fixed`]); building it took a
+/// short redacting command longer than anything else it added. A rules
+/// file with other keywords has its DFA built when it is loaded.
+///
 /// A DFA takes each step from the state the step before reached, so one
 /// search goes no faster than a load per byte (about 500 MB/s here, half an
 /// export's redaction time). A long text is searched as [`LANES`] pieces
@@ -537,7 +542,23 @@ fn whole_chars(text: &str, mut start: usize, mut end: usize) -> (usize, usize) {
 /// keyword less one before where it begins, so a keyword across a boundary
 /// is still found (perhaps twice: the rules to run are a set).
 struct Keywords {
-    dfa: aho_corasick::dfa::DFA,
+    table: Table,
+}
+
+enum Table {
+    /// Built when the rules were loaded.
+    Built(Box<aho_corasick::dfa::DFA>),
+    /// The built-in rules' keywords, from the tables `build.rs` made.
+    Fixed,
+}
+
+/// The built-in rules' keyword DFA as `build.rs` wrote it: the keywords,
+/// the byte classes, and for each state and class the next state (its
+/// number times the number of classes, so that adding a byte's class gives
+/// its transition); states from [`fixed::FIRST_MATCH`] on are match states,
+/// whose keywords `MATCH_LIST` holds from `MATCH_AT[k]` to `MATCH_AT[k + 1]`.
+mod fixed {
+    include!(concat!(env!("OUT_DIR"), "/keywords.rs"));
 }
 
 /// Pieces a long text is searched as at once (four: see [`Keywords::each`]).
@@ -547,7 +568,15 @@ const LANES: usize = 4;
 const LANES_FROM: usize = 256;
 
 impl Keywords {
+    /// The DFA of `patterns`: the built-in one when they are the built-in
+    /// rules' keywords, in their order.
     fn new(patterns: &[String]) -> Result<Keywords, RedactError> {
+        if patterns.iter().map(String::as_str).eq(fixed::PATTERNS) {
+            return Ok(Keywords {
+                table: Table::Fixed,
+            });
+        }
+        // The same options as build.rs uses for the built-in keywords.
         let dfa = aho_corasick::dfa::Builder::new()
             .ascii_case_insensitive(true)
             .prefilter(false)
@@ -555,98 +584,186 @@ impl Keywords {
             .map_err(|e| RedactError::Rules {
                 message: format!("keywords: {e}"),
             })?;
-        Ok(Keywords { dfa })
+        Ok(Keywords {
+            table: Table::Built(Box::new(dfa)),
+        })
     }
 
     /// Calls `found(keyword, end)` for every occurrence of a keyword in
     /// `text` that ends at byte `end`, in no particular order, some
     /// perhaps twice.
     fn each(&self, text: &[u8], found: &mut dyn FnMut(usize, usize)) {
-        let dfa = &self.dfa;
-        let Ok(start) = dfa.start_state(Anchored::No) else {
+        match &self.table {
+            Table::Built(dfa) => scan(dfa.as_ref(), text, found),
+            Table::Fixed => scan(&Fixed, text, found),
+        }
+    }
+}
+
+/// What [`scan`] needs of a keyword DFA.
+trait Steps {
+    type State: Copy;
+    /// The unanchored start state.
+    fn start(&self) -> Option<Self::State>;
+    /// The state after `byte`.
+    fn step(&self, state: Self::State, byte: u8) -> Self::State;
+    /// True for a state that may be a match (checked by `matches`).
+    fn special(&self, state: Self::State) -> bool;
+    /// Reports the keywords that end at `end` in `state`.
+    fn matches(&self, state: Self::State, end: usize, found: &mut dyn FnMut(usize, usize));
+    /// The length of the longest keyword.
+    fn longest(&self) -> usize;
+}
+
+impl Steps for aho_corasick::dfa::DFA {
+    type State = StateID;
+
+    fn start(&self) -> Option<StateID> {
+        self.start_state(Anchored::No).ok()
+    }
+
+    #[inline]
+    fn step(&self, state: StateID, byte: u8) -> StateID {
+        self.next_state(Anchored::No, state, byte)
+    }
+
+    #[inline]
+    fn special(&self, state: StateID) -> bool {
+        self.is_special(state)
+    }
+
+    #[inline(never)]
+    fn matches(&self, state: StateID, end: usize, found: &mut dyn FnMut(usize, usize)) {
+        if self.is_match(state) {
+            for i in 0..self.match_len(state) {
+                found(self.match_pattern(state, i).as_usize(), end);
+            }
+        }
+    }
+
+    fn longest(&self) -> usize {
+        self.max_pattern_len()
+    }
+}
+
+/// The built-in keywords' DFA (see [`fixed`]).
+struct Fixed;
+
+impl Steps for Fixed {
+    type State = u32;
+
+    fn start(&self) -> Option<u32> {
+        Some(fixed::START)
+    }
+
+    #[inline]
+    fn step(&self, state: u32, byte: u8) -> u32 {
+        // The table's length is a power of two: the mask keeps the index in
+        // it without a bounds check (every state and class is inside it).
+        let at = state as usize + usize::from(fixed::CLASSES[usize::from(byte)]);
+        u32::from(fixed::NEXT[at & (fixed::NEXT.len() - 1)])
+    }
+
+    #[inline]
+    fn special(&self, state: u32) -> bool {
+        state >= fixed::FIRST_MATCH
+    }
+
+    #[inline(never)]
+    fn matches(&self, state: u32, end: usize, found: &mut dyn FnMut(usize, usize)) {
+        let k = ((state - fixed::FIRST_MATCH) / fixed::STRIDE) as usize;
+        let (Some(&from), Some(&to)) = (fixed::MATCH_AT.get(k), fixed::MATCH_AT.get(k + 1)) else {
             return;
         };
-        let next = |sid: StateID, b: u8| dfa.next_state(Anchored::No, sid, b);
-        let longest = dfa.max_pattern_len();
-        if text.len() < LANES_FROM || longest == 0 {
-            self.run(start, text, 0, found);
-            return;
+        for &p in fixed::MATCH_LIST
+            .get(from as usize..to as usize)
+            .unwrap_or_default()
+        {
+            found(p as usize, end);
         }
-        // Piece `l` holds the ends from `l * piece` to the next piece (the
-        // last to the end of the text) and starts `longest - 1` bytes
-        // before them (the first at 0). The pieces are searched together
-        // for as long as the shortest, then each to its end.
-        let piece = text.len() / LANES;
-        let back = longest - 1;
-        let from: [usize; LANES] = std::array::from_fn(|l| (l * piece).saturating_sub(back));
-        let to: [usize; LANES] = std::array::from_fn(|l| {
-            if l + 1 == LANES {
-                text.len()
-            } else {
-                (l + 1) * piece
-            }
-        });
-        let together = (0..LANES).map(|l| to[l] - from[l]).min().unwrap_or(0);
-        let lane = |l: usize| &text[from[l]..from[l] + together];
-        let (a, b, c, d) = (lane(0), lane(1), lane(2), lane(3));
-        let mut sid = [start; LANES];
-        for (i, (((&x, &y), &z), &w)) in a.iter().zip(b).zip(c).zip(d).enumerate() {
-            sid[0] = next(sid[0], x);
-            sid[1] = next(sid[1], y);
-            sid[2] = next(sid[2], z);
-            sid[3] = next(sid[3], w);
-            if dfa.is_special(sid[0])
-                | dfa.is_special(sid[1])
-                | dfa.is_special(sid[2])
-                | dfa.is_special(sid[3])
-            {
-                for (l, &s) in sid.iter().enumerate() {
-                    if dfa.is_special(s) {
-                        self.matches(s, from[l] + i + 1, found);
-                    }
+    }
+
+    fn longest(&self) -> usize {
+        fixed::MAX_LEN
+    }
+}
+
+/// Calls `found(keyword, end)` for every occurrence of a keyword of `dfa`
+/// in `text` (see [`Keywords::each`]).
+fn scan<D: Steps>(dfa: &D, text: &[u8], found: &mut dyn FnMut(usize, usize)) {
+    let Some(start) = dfa.start() else {
+        return;
+    };
+    let longest = dfa.longest();
+    if text.len() < LANES_FROM || longest == 0 {
+        run(dfa, start, text, 0, found);
+        return;
+    }
+    // Piece `l` holds the ends from `l * piece` to the next piece (the
+    // last to the end of the text) and starts `longest - 1` bytes
+    // before them (the first at 0). The pieces are searched together
+    // for as long as the shortest, then each to its end.
+    let piece = text.len() / LANES;
+    let back = longest - 1;
+    let from: [usize; LANES] = std::array::from_fn(|l| (l * piece).saturating_sub(back));
+    let to: [usize; LANES] = std::array::from_fn(|l| {
+        if l + 1 == LANES {
+            text.len()
+        } else {
+            (l + 1) * piece
+        }
+    });
+    let together = (0..LANES).map(|l| to[l] - from[l]).min().unwrap_or(0);
+    let lane = |l: usize| &text[from[l]..from[l] + together];
+    let (a, b, c, d) = (lane(0), lane(1), lane(2), lane(3));
+    let mut sid = [start; LANES];
+    for (i, (((&x, &y), &z), &w)) in a.iter().zip(b).zip(c).zip(d).enumerate() {
+        sid[0] = dfa.step(sid[0], x);
+        sid[1] = dfa.step(sid[1], y);
+        sid[2] = dfa.step(sid[2], z);
+        sid[3] = dfa.step(sid[3], w);
+        if dfa.special(sid[0]) | dfa.special(sid[1]) | dfa.special(sid[2]) | dfa.special(sid[3]) {
+            for (l, &s) in sid.iter().enumerate() {
+                if dfa.special(s) {
+                    dfa.matches(s, from[l] + i + 1, found);
                 }
             }
         }
-        for l in 0..LANES {
-            let rest = from[l] + together;
-            self.run(sid[l], &text[rest..to[l]], rest, found);
-        }
     }
-
-    /// Searches `piece`, which starts at byte `offset` of the text, from
-    /// state `sid`, reporting as [`Keywords::each`] does.
-    #[inline]
-    fn run(
-        &self,
-        mut sid: StateID,
-        piece: &[u8],
-        offset: usize,
-        found: &mut dyn FnMut(usize, usize),
-    ) {
-        for (at, &b) in piece.iter().enumerate() {
-            sid = self.dfa.next_state(Anchored::No, sid, b);
-            if self.dfa.is_special(sid) {
-                self.matches(sid, offset + at + 1, found);
-            }
-        }
+    for l in 0..LANES {
+        let rest = from[l] + together;
+        run(dfa, sid[l], &text[rest..to[l]], rest, found);
     }
+}
 
-    /// Reports the keywords that end at `end` in state `sid`.
-    #[inline(never)]
-    fn matches(&self, sid: StateID, end: usize, found: &mut dyn FnMut(usize, usize)) {
-        if self.dfa.is_match(sid) {
-            for i in 0..self.dfa.match_len(sid) {
-                found(self.dfa.match_pattern(sid, i).as_usize(), end);
-            }
+/// Searches `piece`, which starts at byte `offset` of the text, from
+/// `state`, reporting as [`Keywords::each`] does.
+#[inline]
+fn run<D: Steps>(
+    dfa: &D,
+    mut state: D::State,
+    piece: &[u8],
+    offset: usize,
+    found: &mut dyn FnMut(usize, usize),
+) {
+    for (at, &b) in piece.iter().enumerate() {
+        state = dfa.step(state, b);
+        if dfa.special(state) {
+            dfa.matches(state, offset + at + 1, found);
         }
     }
 }
 
 impl std::fmt::Debug for Keywords {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (kind, patterns) = match &self.table {
+            Table::Built(dfa) => ("built", dfa.patterns_len()),
+            Table::Fixed => ("fixed", fixed::PATTERNS.len()),
+        };
         f.debug_struct("Keywords")
-            .field("patterns", &self.dfa.patterns_len())
-            .finish_non_exhaustive()
+            .field("table", &kind)
+            .field("patterns", &patterns)
+            .finish()
     }
 }
 
@@ -1054,6 +1171,55 @@ mod tests {
     }
 
     #[test]
+    fn the_builtin_keywords_are_searched_in_the_tables_build_rs_made() {
+        let rules = Rules::builtin().unwrap();
+        assert!(
+            matches!(rules.keywords.table, Table::Fixed),
+            "{:?}",
+            rules.keywords
+        );
+        let words: Vec<String> = fixed::PATTERNS.iter().map(|w| w.to_string()).collect();
+        assert!(words.len() > 50, "{}", words.len());
+        let ac = aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(&words)
+            .unwrap();
+        let built = Keywords {
+            table: Table::Built(Box::new(
+                aho_corasick::dfa::Builder::new()
+                    .ascii_case_insensitive(true)
+                    .prefilter(false)
+                    .build(&words)
+                    .unwrap(),
+            )),
+        };
+        // Every keyword, in three cases, at the start, middle and end of
+        // texts shorter and longer than LANES_FROM; then texts of every
+        // keyword run together, where they overlap one another.
+        let mut texts = Vec::new();
+        for w in &words {
+            for case in [w.clone(), w.to_ascii_lowercase(), w.to_ascii_uppercase()] {
+                for len in [case.len(), 40, LANES_FROM + 7] {
+                    let len = len.max(case.len());
+                    for at in [0, (len - case.len()) / 2, len - case.len()] {
+                        let mut text = vec![b'.'; len];
+                        text[at..at + case.len()].copy_from_slice(case.as_bytes());
+                        texts.push(text);
+                    }
+                }
+            }
+        }
+        texts.push(words.concat().into_bytes());
+        texts.push(words.join(" ").to_ascii_uppercase().into_bytes());
+        texts.push(words.iter().rev().cloned().collect::<String>().into_bytes());
+        texts.push((0..=255u8).cycle().take(3000).collect());
+        for text in &texts {
+            both_ways(&rules.keywords, &ac, text);
+            both_ways(&built, &ac, text);
+        }
+    }
+
+    #[test]
     fn keywords_are_found_across_the_pieces_a_long_text_is_searched_in() {
         let words: Vec<String> = ["SharedAccessKey=", "token", "sk-", "Q~", "eyJ", "://"]
             .map(String::from)
@@ -1098,8 +1264,9 @@ mod tests {
             .iter()
             .find(|r| r.id == "discord-bot-token")
             .unwrap();
-        // It always runs (no keywords); its screen is built on first use.
-        assert!(rules.find("nothing to see in this text at all").is_empty());
+        // It runs on a text that holds one of its keywords (a token's first
+        // two characters, case-sensitive); its screen is built on first use.
+        assert!(rules.find("MT: nothing to see in this text").is_empty());
         assert!(discord.regex.cannot_fit_in(&[b'M'; 58]));
         assert!(!discord.regex.cannot_fit_in(&[b'M'; 59]));
         // `find` does not ask its screen about a shorter text, and does
@@ -1107,15 +1274,20 @@ mod tests {
         let searched = || discord.regex.screened.load(Ordering::Relaxed);
         let before = searched();
         assert!(rules
-            .find("a shorter text than fifty-nine bytes")
+            .find("MT: a shorter text than fifty-nine bytes")
             .is_empty());
         assert_eq!(searched(), before);
-        let long = "a text that is long enough to hold the shortest Discord bot token.";
+        let long = "MT: a text that is long enough to hold the shortest Discord bot token.";
         assert!(long.len() >= 59 && rules.find(long).is_empty());
         assert_eq!(searched(), before + long.len());
+        // Without a keyword it does not run (`mt` is not one: keywords
+        // of this rule match case).
+        let other = long.replace("MT", "mt");
+        assert!(rules.find(&other).is_empty());
+        assert_eq!(searched(), before + long.len());
         let token = format!(
-            "M{}.{}.{}",
-            "a1B2c3D4e5".repeat(2) + "xYz",
+            "MT{}.{}.{}",
+            "a1B2c3D4e5".repeat(2) + "xY",
             "Ab3dE6",
             "Zq9Xw8Vu7Ts6Rp5On4Ml3Kj2Ih1"
         );
