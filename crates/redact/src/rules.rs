@@ -4,6 +4,7 @@ use crate::RedactError;
 use aho_corasick::automaton::{Automaton, StateID};
 use aho_corasick::Anchored;
 use regex::bytes::{Regex, RegexBuilder};
+use regex_automata::dfa::{dense, Automaton as _};
 use regex_automata::nfa::thompson;
 use regex_automata::util::pool::Pool;
 use regex_automata::{hybrid, Input};
@@ -78,6 +79,9 @@ pub(crate) struct Rule {
     min_entropy: f64,
     needs_digit: bool,
     allow: Vec<LazyRegex>,
+    /// The screen that runs where the rule's keywords start, for a
+    /// built-in rule whose every match starts with one of them.
+    starts: Option<StartScreen>,
 }
 
 /// One compiled field rule: a string value under a key that names a secret.
@@ -118,6 +122,8 @@ pub(crate) struct Rules {
     keywords: Keywords,
     /// For each keyword pattern, the rule it belongs to.
     keyword_rule: Vec<usize>,
+    /// For each keyword pattern, its length.
+    keyword_len: Vec<usize>,
     /// For each keyword pattern, the keyword when it must occur in exactly
     /// this case (the rule's `keywords_match_case`).
     keyword_exact: Vec<Option<Vec<u8>>>,
@@ -273,6 +279,90 @@ impl Screen {
     }
 }
 
+/// The anchored DFAs of the built-in rules whose every match starts with
+/// one of their keywords (`build.rs` checks that, for every byte before the
+/// match), as `build.rs` wrote them ([`BuiltStart`]).
+mod starts {
+    include!(concat!(env!("OUT_DIR"), "/starts.rs"));
+}
+
+/// A start screen `build.rs` made: the rule it is for (its id, pattern,
+/// keywords, and whether they match case) and where its DFA is in
+/// [`START_BYTES`].
+struct BuiltStart {
+    id: &'static str,
+    pattern: &'static str,
+    keywords: &'static [&'static str],
+    match_case: bool,
+    from: usize,
+    len: usize,
+}
+
+/// Bytes aligned as a DFA's table must be to be read in place.
+#[repr(C, align(8))]
+struct Aligned<T: ?Sized>(T);
+
+/// The DFAs [`starts::STARTS`] names, each at a multiple of 8.
+static START_BYTES: &Aligned<[u8]> =
+    &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/starts.bin")));
+
+/// A rule's screen made when agentlog was built: its pattern as an anchored
+/// DFA, run where one of the rule's keywords starts in a text (every match
+/// starts so). It replaces the screen built from the pattern when the rule
+/// first runs ([`LazyRegex`]): the rules whose keywords are common words
+/// (`key`, `token`, `secret`) ran in nearly every session, and building
+/// their screens was most of what `--redact` still added to a short
+/// command.
+pub(crate) struct StartScreen {
+    bytes: &'static [u8],
+    /// The DFA read from `bytes` (in place; `None` if it does not read,
+    /// when the rule's other screen is used).
+    dfa: OnceLock<Option<dense::DFA<&'static [u32]>>>,
+}
+
+impl std::fmt::Debug for StartScreen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StartScreen")
+            .field("bytes", &self.bytes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl StartScreen {
+    /// The start screen `build.rs` made for a rule exactly like `spec`
+    /// (same id, pattern and keywords), if any.
+    fn of(spec: &RuleSpec) -> Option<StartScreen> {
+        let built = starts::STARTS.iter().find(|b| {
+            b.id == spec.id
+                && b.pattern == spec.regex
+                && b.keywords
+                    .iter()
+                    .copied()
+                    .eq(spec.keywords.iter().map(String::as_str))
+                && b.match_case == spec.keywords_match_case
+        })?;
+        Some(StartScreen {
+            bytes: START_BYTES.0.get(built.from..built.from + built.len)?,
+            dfa: OnceLock::new(),
+        })
+    }
+
+    fn dfa(&self) -> Option<&dense::DFA<&'static [u32]>> {
+        self.dfa
+            .get_or_init(|| dense::DFA::from_bytes(self.bytes).ok().map(|(dfa, _)| dfa))
+            .as_ref()
+    }
+
+    /// False when no match of the pattern starts at byte `at` of `text`.
+    fn may_start_at(dfa: &dense::DFA<&'static [u32]>, text: &[u8], at: usize) -> bool {
+        let input = Input::new(text)
+            .span(at..text.len())
+            .anchored(regex_automata::Anchored::Yes)
+            .earliest(true);
+        !matches!(dfa.try_search_fwd(&input), Ok(None))
+    }
+}
+
 fn build(pattern: &str) -> Result<Regex, regex::Error> {
     RegexBuilder::new(pattern).unicode(false).build()
 }
@@ -343,6 +433,7 @@ impl Rules {
         let mut rules = Vec::new();
         let mut patterns = Vec::new();
         let mut keyword_rule = Vec::new();
+        let mut keyword_len = Vec::new();
         let mut keyword_exact = Vec::new();
         let mut always = Vec::new();
         for (i, spec) in file.rule.into_iter().enumerate() {
@@ -357,8 +448,10 @@ impl Rules {
                 always.push(i);
             }
             no_empty_keyword(&what, &spec.keywords)?;
+            let starts = StartScreen::of(&spec);
             for k in spec.keywords {
                 keyword_exact.push(spec.keywords_match_case.then(|| k.as_bytes().to_vec()));
+                keyword_len.push(k.len());
                 patterns.push(k);
                 keyword_rule.push(i);
             }
@@ -375,6 +468,7 @@ impl Rules {
                 min_entropy: spec.min_entropy,
                 needs_digit: spec.needs_digit,
                 allow,
+                starts,
             });
         }
         let fields = file
@@ -398,6 +492,7 @@ impl Rules {
             placeholders,
             keywords,
             keyword_rule,
+            keyword_len,
             keyword_exact,
             always,
         })
@@ -422,16 +517,31 @@ impl Rules {
             run.insert(i);
         }
         let bytes = text.as_bytes();
+        // Where the keywords of rules with a start screen begin, by rule.
+        let mut starts: Vec<(usize, usize)> = Vec::new();
         self.keywords.each(bytes, &mut |k, end| {
             if let Some(exact) = &self.keyword_exact[k] {
                 if bytes.get(end - exact.len()..end) != Some(exact.as_slice()) {
                     return;
                 }
             }
-            run.insert(self.keyword_rule[k]);
+            let rule = self.keyword_rule[k];
+            run.insert(rule);
+            if self.rules[rule].starts.is_some() {
+                starts.push((rule, end - self.keyword_len[k]));
+            }
         });
         for (i, rule) in self.rules.iter().enumerate() {
-            if !run.contains(i) || rule.regex.cannot_fit_in(bytes) || !rule.regex.may_match(bytes) {
+            if !run.contains(i) {
+                continue;
+            }
+            let may_match = match rule.starts.as_ref().and_then(StartScreen::dfa) {
+                Some(dfa) => starts
+                    .iter()
+                    .any(|&(r, at)| r == i && StartScreen::may_start_at(dfa, bytes, at)),
+                None => !rule.regex.cannot_fit_in(bytes) && rule.regex.may_match(bytes),
+            };
+            if !may_match {
                 continue;
             }
             let Some(regex) = rule.regex.get() else {
@@ -1144,13 +1254,9 @@ mod tests {
         assert!(found > 500, "{found}");
         // Past its budget a pattern compiles its full regex and keeps it.
         let fresh = Rules::builtin().unwrap();
-        let rule = fresh
-            .rules
-            .iter()
-            .find(|r| r.id == "high-entropy-secret")
-            .unwrap();
+        let rule = fresh.rules.iter().find(|r| r.id == "env-secret").unwrap();
         assert!(rule.regex.compiled.get().is_none());
-        let long = "the token count is high; ".repeat(SCREEN_BUDGET / 20);
+        let long = "the TOKEN count is high; ".repeat(SCREEN_BUDGET / 20);
         assert!(fresh.find(&long).is_empty());
         assert!(rule.regex.compiled.get().is_some());
     }
@@ -1259,42 +1365,125 @@ mod tests {
     #[test]
     fn a_rule_does_not_run_on_a_text_shorter_than_its_shortest_match() {
         let rules = Rules::builtin().unwrap();
-        let discord = rules
+        let telegram = rules
             .rules
             .iter()
-            .find(|r| r.id == "discord-bot-token")
+            .find(|r| r.id == "telegram-bot-token")
             .unwrap();
-        // It runs on a text that holds one of its keywords (a token's first
-        // two characters, case-sensitive); its screen is built on first use.
-        assert!(rules.find("MT: nothing to see in this text").is_empty());
-        assert!(discord.regex.cannot_fit_in(&[b'M'; 58]));
-        assert!(!discord.regex.cannot_fit_in(&[b'M'; 59]));
+        // Its matches do not start with its keyword (`:AA`), so it has no
+        // start screen: it runs on a text that holds the keyword, and its
+        // screen is built on first use.
+        assert!(telegram.starts.is_none());
+        assert!(rules.find("a :AA with nothing to see").is_empty());
+        assert!(telegram.regex.cannot_fit_in(&[b'1'; 43]));
+        assert!(!telegram.regex.cannot_fit_in(&[b'1'; 44]));
         // `find` does not ask its screen about a shorter text, and does
         // about a text that is long enough.
-        let searched = || discord.regex.screened.load(Ordering::Relaxed);
+        let searched = || telegram.regex.screened.load(Ordering::Relaxed);
         let before = searched();
         assert!(rules
-            .find("MT: a shorter text than fifty-nine bytes")
+            .find("12345678:AA is shorter than 44 bytes")
             .is_empty());
         assert_eq!(searched(), before);
-        let long = "MT: a text that is long enough to hold the shortest Discord bot token.";
-        assert!(long.len() >= 59 && rules.find(long).is_empty());
+        let long = "12345678:AA is in a text long enough to hold a Telegram bot token";
+        assert!(long.len() >= 44 && rules.find(long).is_empty());
         assert_eq!(searched(), before + long.len());
-        // Without a keyword it does not run (`mt` is not one: keywords
-        // of this rule match case).
-        let other = long.replace("MT", "mt");
-        assert!(rules.find(&other).is_empty());
-        assert_eq!(searched(), before + long.len());
+        let token = format!("123456789:AA{}", "a1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuVw");
+        let hits = rules.find(&token);
+        assert_eq!(hits.len(), 1, "{token}");
+        assert_eq!(rules.rules[hits[0].rule].id, "telegram-bot-token");
+    }
+
+    #[test]
+    fn start_screens_run_where_the_keywords_start() {
+        let rules = Rules::builtin().unwrap();
+        let with: Vec<&str> = rules
+            .rules
+            .iter()
+            .filter(|r| r.starts.as_ref().and_then(StartScreen::dfa).is_some())
+            .map(|r| r.id.as_str())
+            .collect();
+        for id in [
+            "high-entropy-secret",
+            "secret-assignment",
+            "discord-bot-token",
+            "bearer-token",
+            "anthropic-api-key",
+        ] {
+            assert!(with.contains(&id), "{id} in {with:?}");
+        }
+        // Matches of these need not start with a keyword.
+        for id in ["telegram-bot-token", "env-secret", "private-key"] {
+            assert!(!with.contains(&id), "{id} in {with:?}");
+        }
+        // A rule with a start screen builds no screen from its pattern, and
+        // compiles its regex only for a text where a match may start.
+        let rule = |id: &str| rules.rules.iter().find(|r| r.id == id).unwrap();
+        let common = "the token count is high; the key is in the lock; ".repeat(50);
+        assert!(rules.find(&common).is_empty());
+        for id in ["high-entropy-secret", "secret-assignment"] {
+            assert!(rule(id).regex.screen.get().is_none(), "{id}");
+            assert!(rule(id).regex.compiled.get().is_none(), "{id}");
+        }
+        // Discord bot tokens: a keyword in another case, or inside a word,
+        // starts none.
         let token = format!(
             "MT{}.{}.{}",
             "a1B2c3D4e5".repeat(2) + "xY",
             "Ab3dE6",
             "Zq9Xw8Vu7Ts6Rp5On4Ml3Kj2Ih1"
         );
-        assert_eq!(token.len(), 59);
         let hits = rules.find(&token);
         assert_eq!(hits.len(), 1, "{token}");
         assert_eq!(rules.rules[hits[0].rule].id, "discord-bot-token");
+        assert!(rules.find(&token.replacen("MT", "mt", 1)).is_empty());
+        assert!(rules.find(&format!("x{token}")).is_empty());
+        assert_eq!(rules.find(&format!("-{token}")).len(), 1);
+    }
+
+    #[test]
+    fn start_screens_find_what_the_full_patterns_find() {
+        let mut texts = texts_near_secrets();
+        let more: Vec<String> = texts
+            .iter()
+            .flat_map(|t| ["a", "_", " ", "-", "\\n", "é"].map(|p| format!("{p}{t}")))
+            .collect();
+        texts.extend(more);
+        let screened = Rules::builtin().unwrap();
+        let mut plain = Rules::builtin().unwrap();
+        for r in &mut plain.rules {
+            r.starts = None;
+        }
+        let mut found = 0;
+        for t in &texts {
+            let hits = plain.find(t);
+            assert_eq!(screened.find(t), hits, "{t:?}");
+            found += hits.len();
+        }
+        assert!(found > 2_000, "{found}");
+        // What build.rs concluded of each rule it made a start screen for:
+        // every match begins where one of the rule's keywords does.
+        let mut checked = 0;
+        for t in &texts {
+            let bytes = t.as_bytes();
+            let mut starts = std::collections::BTreeSet::new();
+            screened.keywords.each(bytes, &mut |k, end| {
+                let exact = screened.keyword_exact[k].as_deref();
+                if exact.is_none_or(|e| bytes.get(end - e.len()..end) == Some(e)) {
+                    starts.insert((screened.keyword_rule[k], end - screened.keyword_len[k]));
+                }
+            });
+            for (i, r) in screened.rules.iter().enumerate() {
+                if r.starts.is_none() {
+                    continue;
+                }
+                for m in r.regex.get().unwrap().find_iter(bytes) {
+                    assert!(starts.contains(&(i, m.start())), "{} in {t:?}", r.id);
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1_000, "{checked}");
     }
 
     #[test]
