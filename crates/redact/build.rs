@@ -22,7 +22,8 @@ use aho_corasick::automaton::{Automaton, StateID};
 use aho_corasick::Anchored;
 use regex_automata::dfa::{dense, Automaton as _, StartKind};
 use regex_automata::nfa::thompson;
-use regex_automata::util::{start, syntax};
+use regex_automata::util::start;
+use regex_syntax::hir::{Hir, HirKind, Repetition};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -233,6 +234,24 @@ fn starts(rules: &toml::Value) -> Result<(String, Vec<u8>), String> {
         if keywords.is_empty() {
             continue;
         }
+        let Ok(hir) = regex_syntax::ParserBuilder::new()
+            .unicode(false)
+            .utf8(false)
+            .build()
+            .parse(pattern)
+        else {
+            continue;
+        };
+        let Ok(nfa) = thompson::Compiler::new()
+            .configure(
+                thompson::Config::new()
+                    .utf8(false)
+                    .which_captures(thompson::WhichCaptures::None),
+            )
+            .build_from_hir(&shortened(hir))
+        else {
+            continue;
+        };
         let Ok(dfa) = dense::Builder::new()
             .configure(
                 dense::Config::new()
@@ -240,13 +259,7 @@ fn starts(rules: &toml::Value) -> Result<(String, Vec<u8>), String> {
                     .minimize(true)
                     .dfa_size_limit(Some(MAX_START_DFA)),
             )
-            .syntax(syntax::Config::new().unicode(false).utf8(false))
-            .thompson(
-                thompson::Config::new()
-                    .utf8(false)
-                    .which_captures(thompson::WhichCaptures::None),
-            )
-            .build(pattern)
+            .build_from_nfa(&nfa)
         else {
             continue;
         };
@@ -283,6 +296,41 @@ fn starts(rules: &toml::Value) -> Result<(String, Vec<u8>), String> {
     }
     let _ = writeln!(rs, "];");
     Ok((rs, blob))
+}
+
+/// A pattern that matches where `hir` does (and perhaps elsewhere), for a
+/// screen that only asks whether a match starts somewhere: what follows
+/// the last part that must match is dropped, and a repetition that ends
+/// the pattern (`[A-Za-z0-9]{20,150}`) repeats its fewest times: every
+/// match of the pattern begins with a match of this one. Counting to the
+/// most a repetition allows was most of the states of the DFAs that have
+/// one.
+fn shortened(hir: Hir) -> Hir {
+    match hir.into_kind() {
+        HirKind::Concat(mut parts) => {
+            while parts.len() > 1
+                && parts.last().and_then(|p| p.properties().minimum_len()) == Some(0)
+            {
+                parts.pop();
+            }
+            if let Some(last) = parts.pop() {
+                parts.push(shortened(last));
+            }
+            Hir::concat(parts)
+        }
+        HirKind::Alternation(branches) => {
+            Hir::alternation(branches.into_iter().map(shortened).collect())
+        }
+        HirKind::Capture(capture) => shortened(*capture.sub),
+        HirKind::Repetition(r) => Hir::repetition(Repetition {
+            max: Some(r.min),
+            ..r
+        }),
+        HirKind::Empty => Hir::empty(),
+        HirKind::Literal(literal) => Hir::literal(literal.0),
+        HirKind::Class(class) => Hir::class(class),
+        HirKind::Look(look) => Hir::look(look),
+    }
 }
 
 /// True when every match of the anchored `dfa` begins with one of
