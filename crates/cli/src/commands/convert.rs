@@ -45,6 +45,7 @@ pub struct Args {
 
 /// Runs `agentlog convert`.
 pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
+    load::small_heap(&args.session);
     let (path, format, mut read) = load::read(&args.session, args.from.as_deref())?;
     for d in &read.diagnostics {
         crate::eprintln_clean!("{d}");

@@ -76,6 +76,7 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
     if args.to == "html" {
         return super::export_html::cmd_export_html(&args, Some((&session_arg, from.as_deref())));
     }
+    load::small_heap(&session_arg);
     let (_path, _format, read) = load::read(&session_arg, from.as_deref())?;
     for d in &read.diagnostics {
         crate::eprintln_clean!("{d}");

@@ -49,6 +49,7 @@ pub fn cmd_show(args: Args) -> anyhow::Result<ExitCode> {
         ),
         None => (args.session.clone(), args.from.clone()),
     };
+    load::small_heap(&session_arg);
     let (_path, _format, read) = load::read(&session_arg, from.as_deref())?;
     let mut session = read.session;
     if let Some(at) = &args.at {

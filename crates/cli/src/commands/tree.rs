@@ -20,6 +20,7 @@ pub struct Args {
 
 /// Runs `agentlog tree`.
 pub fn cmd_tree(args: Args) -> anyhow::Result<ExitCode> {
+    load::small_heap(&args.session);
     let (_path, _format, read) = load::read(&args.session, args.from.as_deref())?;
     let t = agentlog_api::tree::layout(&read.session);
     if args.json {
