@@ -115,14 +115,14 @@ impl Redactor {
             .rules
             .iter()
             .map(|r| RuleInfo {
-                id: r.id.clone(),
-                description: r.description.clone(),
+                id: r.id.to_string(),
+                description: r.description.to_string(),
             })
             .collect();
         for f in &self.rules.fields {
             if !out.iter().any(|r| r.id == f.id) {
                 out.push(RuleInfo {
-                    id: f.id.clone(),
+                    id: f.id.to_string(),
                     description: "a value under a key that names a secret".into(),
                 });
             }

@@ -9,14 +9,22 @@ use regex_automata::nfa::thompson;
 use regex_automata::util::pool::Pool;
 use regex_automata::{hybrid, Input};
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// The rules built into agentlog (`src/rules.toml`).
 pub const BUILTIN_RULES: &str = include_str!("rules.toml");
 
-/// [`BUILTIN_RULES`] as JSON, which loads faster (`build.rs`).
-const BUILTIN_RULES_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/rules.json"));
+/// [`BUILTIN_RULES`] as Rust (`build.rs`): a function that returns them
+/// as [`RulesFile`], every text borrowed from the binary.
+mod builtin {
+    include!(concat!(env!("OUT_DIR"), "/builtin.rs"));
+}
+
+/// A text of a rules file: borrowed for the built-in rules, owned for a
+/// file read at run time.
+type Text = Cow<'static, str>;
 
 /// Text shorter than this holds no secret any rule finds; it is skipped.
 pub(crate) const MIN_TEXT_LEN: usize = 8;
@@ -36,19 +44,19 @@ struct RulesFile {
 #[serde(deny_unknown_fields)]
 struct AllowSpec {
     #[serde(default)]
-    placeholders: Vec<String>,
+    placeholders: Vec<Text>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RuleSpec {
-    id: String,
-    description: String,
+    id: Text,
+    description: Text,
     #[serde(default)]
-    keywords: Vec<String>,
+    keywords: Vec<Text>,
     #[serde(default)]
     keywords_match_case: bool,
-    regex: String,
+    regex: Text,
     #[serde(default)]
     group: usize,
     #[serde(default)]
@@ -56,24 +64,24 @@ struct RuleSpec {
     #[serde(default)]
     needs_digit: bool,
     #[serde(default)]
-    allow: Vec<String>,
+    allow: Vec<Text>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FieldSpec {
-    id: String,
+    id: Text,
     #[serde(default)]
-    keywords: Vec<String>,
-    key: String,
-    value: String,
+    keywords: Vec<Text>,
+    key: Text,
+    value: Text,
 }
 
 /// One compiled text rule.
 #[derive(Debug)]
 pub(crate) struct Rule {
-    pub id: String,
-    pub description: String,
+    pub id: Text,
+    pub description: Text,
     regex: LazyRegex,
     group: usize,
     min_entropy: f64,
@@ -87,7 +95,7 @@ pub(crate) struct Rule {
 /// One compiled field rule: a string value under a key that names a secret.
 #[derive(Debug)]
 pub(crate) struct FieldRule {
-    pub id: String,
+    pub id: Text,
     /// The key must hold one of these (lowercase ASCII, compared
     /// case-insensitively) for its regex to run; none: it always runs.
     keywords: Vec<String>,
@@ -151,7 +159,7 @@ pub(crate) struct Rules {
 /// a match may start or end inside one: [`Rules::find`] widens each hit to
 /// whole characters.
 pub(crate) struct LazyRegex {
-    pattern: String,
+    pattern: Text,
     compiled: OnceLock<Option<Regex>>,
     /// The pattern as a lazy DFA that only says whether it matches; built
     /// the first time the pattern runs, in a fifth of the full regex's time.
@@ -184,9 +192,9 @@ impl std::fmt::Debug for LazyRegex {
 }
 
 impl LazyRegex {
-    fn new(pattern: &str) -> LazyRegex {
+    fn new(pattern: Text) -> LazyRegex {
         LazyRegex {
-            pattern: pattern.to_string(),
+            pattern,
             compiled: OnceLock::new(),
             screen: OnceLock::new(),
             screened: AtomicUsize::new(0),
@@ -338,7 +346,7 @@ impl StartScreen {
                 && b.keywords
                     .iter()
                     .copied()
-                    .eq(spec.keywords.iter().map(String::as_str))
+                    .eq(spec.keywords.iter().map(AsRef::as_ref))
                 && b.match_case == spec.keywords_match_case
         })?;
         Some(StartScreen {
@@ -370,14 +378,14 @@ fn build(pattern: &str) -> Result<Regex, regex::Error> {
 /// Checks `pattern` (syntax and size, as it will be compiled) and returns
 /// it to be compiled when first used, with its number of capture groups
 /// (the whole match included).
-fn compile(what: &str, pattern: &str) -> Result<(LazyRegex, usize), RedactError> {
+fn compile(what: &dyn Fn() -> String, pattern: Text) -> Result<(LazyRegex, usize), RedactError> {
     let hir = regex_syntax::ParserBuilder::new()
         .unicode(false)
         .utf8(false)
         .build()
-        .parse(pattern)
+        .parse(&pattern)
         .map_err(|e| RedactError::Rules {
-            message: format!("{what}: {e}"),
+            message: format!("{}: {e}", what()),
         })?;
     let groups = hir.properties().explicit_captures_len() + 1;
     Ok((LazyRegex::new(pattern), groups))
@@ -404,14 +412,11 @@ impl Rules {
         Rules::load(file, Check::Patterns)
     }
 
-    /// Loads the built-in rules ([`BUILTIN_RULES`], made JSON by the build
-    /// script), trusting their patterns (see [`Check::Trusted`]).
+    /// Loads the built-in rules ([`BUILTIN_RULES`], made Rust by the build
+    /// script: nothing to parse, no text to copy), trusting their patterns
+    /// (see [`Check::Trusted`]).
     pub(crate) fn builtin() -> Result<Rules, RedactError> {
-        let file: RulesFile =
-            serde_json::from_str(BUILTIN_RULES_JSON).map_err(|e| RedactError::Rules {
-                message: e.to_string(),
-            })?;
-        Rules::load(file, Check::Trusted)
+        Rules::load(builtin::file(), Check::Trusted)
     }
 
     /// Compiles the rules of a rules file, checking its patterns as `check`
@@ -420,15 +425,15 @@ impl Rules {
         // A trusted pattern is not parsed, so its number of groups is not
         // known: every `group` it names is taken to exist (a test checks
         // the built-in rules' groups).
-        let lazy = |what: &str, pattern: &str| match check {
+        let lazy = |what: &dyn Fn() -> String, pattern: Text| match check {
             Check::Patterns => compile(what, pattern),
             Check::Trusted => Ok((LazyRegex::new(pattern), usize::MAX)),
         };
         let placeholders = file
             .allow
             .placeholders
-            .iter()
-            .map(|p| lazy("allow.placeholders", p).map(|(r, _)| r))
+            .into_iter()
+            .map(|p| lazy(&|| "allow.placeholders".into(), p).map(|(r, _)| r))
             .collect::<Result<Vec<_>, _>>()?;
         let mut rules = Vec::new();
         let mut patterns = Vec::new();
@@ -436,19 +441,20 @@ impl Rules {
         let mut keyword_len = Vec::new();
         let mut keyword_exact = Vec::new();
         let mut always = Vec::new();
-        for (i, spec) in file.rule.into_iter().enumerate() {
-            let what = format!("rule {}", spec.id);
-            let (regex, groups) = lazy(&what, &spec.regex)?;
+        for (i, mut spec) in file.rule.into_iter().enumerate() {
+            let id = spec.id.clone();
+            let what = || format!("rule {id}");
+            let starts = StartScreen::of(&spec);
+            let (regex, groups) = lazy(&what, std::mem::take(&mut spec.regex))?;
             if spec.group >= groups {
                 return Err(RedactError::Rules {
-                    message: format!("{what}: no capture group {}", spec.group),
+                    message: format!("{}: no capture group {}", what(), spec.group),
                 });
             }
             if spec.keywords.is_empty() {
                 always.push(i);
             }
             no_empty_keyword(&what, &spec.keywords)?;
-            let starts = StartScreen::of(&spec);
             for k in spec.keywords {
                 keyword_exact.push(spec.keywords_match_case.then(|| k.as_bytes().to_vec()));
                 keyword_len.push(k.len());
@@ -457,7 +463,7 @@ impl Rules {
             }
             let allow = spec
                 .allow
-                .iter()
+                .into_iter()
                 .map(|p| lazy(&what, p).map(|(r, _)| r))
                 .collect::<Result<Vec<_>, _>>()?;
             rules.push(Rule {
@@ -475,12 +481,13 @@ impl Rules {
             .field
             .into_iter()
             .map(|f| {
-                let what = format!("field {}", f.id);
+                let id = f.id.clone();
+                let what = || format!("field {id}");
                 no_empty_keyword(&what, &f.keywords)?;
                 Ok(FieldRule {
                     keywords: f.keywords.iter().map(|k| k.to_ascii_lowercase()).collect(),
-                    key: lazy(&what, &f.key)?.0,
-                    value: lazy(&what, &f.value)?.0,
+                    key: lazy(&what, f.key)?.0,
+                    value: lazy(&what, f.value)?.0,
                     id: f.id,
                 })
             })
@@ -607,10 +614,10 @@ impl Rules {
 }
 
 /// Refuses an empty keyword (it would be in every text) of rule `what`.
-fn no_empty_keyword(what: &str, keywords: &[String]) -> Result<(), RedactError> {
-    if keywords.iter().any(String::is_empty) {
+fn no_empty_keyword(what: &dyn Fn() -> String, keywords: &[Text]) -> Result<(), RedactError> {
+    if keywords.iter().any(|k| k.is_empty()) {
         return Err(RedactError::Rules {
-            message: format!("{what}: an empty keyword"),
+            message: format!("{}: an empty keyword", what()),
         });
     }
     Ok(())
@@ -680,8 +687,8 @@ const LANES_FROM: usize = 256;
 impl Keywords {
     /// The DFA of `patterns`: the built-in one when they are the built-in
     /// rules' keywords, in their order.
-    fn new(patterns: &[String]) -> Result<Keywords, RedactError> {
-        if patterns.iter().map(String::as_str).eq(fixed::PATTERNS) {
+    fn new<S: AsRef<str>>(patterns: &[S]) -> Result<Keywords, RedactError> {
+        if patterns.iter().map(AsRef::as_ref).eq(fixed::PATTERNS) {
             return Ok(Keywords {
                 table: Table::Fixed,
             });
@@ -690,7 +697,7 @@ impl Keywords {
         let dfa = aho_corasick::dfa::Builder::new()
             .ascii_case_insensitive(true)
             .prefilter(false)
-            .build(patterns)
+            .build(patterns.iter().map(AsRef::as_ref))
             .map_err(|e| RedactError::Rules {
                 message: format!("keywords: {e}"),
             })?;
@@ -996,7 +1003,7 @@ mod tests {
     fn the_builtin_rules_compile() {
         let rules = Rules::parse(BUILTIN_RULES).unwrap();
         assert!(rules.rules.len() >= 30, "{}", rules.rules.len());
-        let mut ids: Vec<&str> = rules.rules.iter().map(|r| r.id.as_str()).collect();
+        let mut ids: Vec<&str> = rules.rules.iter().map(|r| r.id.as_ref()).collect();
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), rules.rules.len(), "rule ids are unique");
@@ -1218,7 +1225,7 @@ mod tests {
         for p in patterns {
             // A copy whose screen budget no text spends, beside the full
             // regex.
-            let screen = LazyRegex::new(&p.pattern);
+            let screen = LazyRegex::new(p.pattern.clone());
             let full = p.get().unwrap();
             for t in &texts {
                 let want = full.is_match(t.as_bytes());
@@ -1401,7 +1408,7 @@ mod tests {
             .rules
             .iter()
             .filter(|r| r.starts.as_ref().and_then(StartScreen::dfa).is_some())
-            .map(|r| r.id.as_str())
+            .map(|r| r.id.as_ref())
             .collect();
         for id in [
             "high-entropy-secret",
