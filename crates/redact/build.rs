@@ -10,12 +10,11 @@
 //!   added to exporting one session. The DFA is built here, with the options
 //!   the library uses, and its transitions, byte classes and matches are
 //!   written out as arrays, so the built-in rules search the very automaton
-//!   the library would have built (a test compares the two).
-//!
+//!   the library would have built (a test compares the two);
 //! - for each rule whose every match starts with one of its keywords, its
-//!   pattern as an anchored DFA (`starts.rs`, `starts.bin`): the rule's
-//!   screen runs where its keywords start instead of being built from the
-//!   pattern when the rule first runs.
+//!   pattern, shortened (see `shortened`), as an anchored DFA (`starts.rs`,
+//!   `starts.bin`): the rule's screen runs where its keywords start instead
+//!   of being built from the pattern when the rule first runs.
 //!
 //! The TOML stays the file people read and edit; a broken one fails the
 //! build, naming the problem.
@@ -496,7 +495,9 @@ fn starts_with_keyword(dfa: &dense::DFA<Vec<u32>>, keywords: &[&str], match_case
         }
         trie[node].1 = true;
     }
-    for before in [None, Some(b'a'), Some(b' '), Some(b'\n')] {
+    // A byte of each kind a start state tells apart: none, a word byte,
+    // another byte, a line feed and a carriage return.
+    for before in [None, Some(b'a'), Some(b' '), Some(b'\n'), Some(b'\r')] {
         let config = start::Config::new()
             .anchored(regex_automata::Anchored::Yes)
             .look_behind(before);

@@ -87,8 +87,9 @@ pub(crate) struct Rule {
     min_entropy: f64,
     needs_digit: bool,
     allow: Vec<LazyRegex>,
-    /// The screen that runs where the rule's keywords start, for a
-    /// built-in rule whose every match starts with one of them.
+    /// The screen that runs where the rule's keywords start, for a rule
+    /// exactly like a built-in one whose every match starts with one of
+    /// them (see [`StartScreen`]).
     starts: Option<StartScreen>,
 }
 
@@ -142,12 +143,13 @@ pub(crate) struct Rules {
 /// A pattern checked when the rules are loaded and compiled the first time
 /// it is needed: most rules never run in a process (their keywords do not
 /// occur), so a short command does not pay for compiling them all. A rule
-/// that runs first asks its screen (a lazy DFA that only says whether the
-/// pattern matches, built in a fifth of the time); the full regex is
-/// compiled when the screen says yes or has searched [`SCREEN_BUDGET`].
-/// The common words among the keywords (`token`, `key`, `secret`) make
-/// four rules run on nearly every session, and compiling their regexes was
-/// most of what `--redact` added to exporting one.
+/// with a [`StartScreen`] asks it first; one without asks its screen (a
+/// lazy DFA that only says whether the pattern matches, built in a fifth
+/// of the time); the full regex is compiled when the screen says yes or has
+/// searched [`SCREEN_BUDGET`]. The common words among the keywords
+/// (`token`, `key`, `secret`) made four rules run on nearly every session,
+/// and compiling their regexes was most of what `--redact` added to
+/// exporting one; those rules now have start screens.
 ///
 /// Patterns are compiled without Unicode, over bytes: classes, `\b`, `\s`
 /// and case-insensitivity are ASCII (every secret any rule finds is ASCII,
@@ -306,6 +308,10 @@ struct BuiltStart {
     len: usize,
 }
 
+/// The start screens [`Rules::find`] runs in one text before it lets the
+/// full patterns of the rest decide.
+const START_TRIES: usize = 4096;
+
 /// Bytes aligned as a DFA's table must be to be read in place.
 #[repr(C, align(8))]
 struct Aligned<T: ?Sized>(T);
@@ -314,9 +320,10 @@ struct Aligned<T: ?Sized>(T);
 static START_BYTES: &Aligned<[u8]> =
     &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/starts.bin")));
 
-/// A rule's screen made when agentlog was built: its pattern as an anchored
-/// DFA, run where one of the rule's keywords starts in a text (every match
-/// starts so). It replaces the screen built from the pattern when the rule
+/// A rule's screen made when agentlog was built: its pattern, shortened so
+/// that every match of the pattern begins with a match of it, as an
+/// anchored DFA run where one of the rule's keywords starts in a text
+/// (every match starts so). It replaces the screen built from the pattern when the rule
 /// first runs ([`LazyRegex`]): the rules whose keywords are common words
 /// (`key`, `token`, `secret`) ran in nearly every session, and building
 /// their screens was most of what `--redact` still added to a short
@@ -375,7 +382,7 @@ fn build(pattern: &str) -> Result<Regex, regex::Error> {
     RegexBuilder::new(pattern).unicode(false).build()
 }
 
-/// Checks `pattern` (syntax and size, as it will be compiled) and returns
+/// Checks `pattern`'s syntax (as it will be compiled) and returns
 /// it to be compiled when first used, with its number of capture groups
 /// (the whole match included).
 fn compile(what: &dyn Fn() -> String, pattern: Text) -> Result<(LazyRegex, usize), RedactError> {
@@ -524,8 +531,13 @@ impl Rules {
             run.insert(i);
         }
         let bytes = text.as_bytes();
-        // Where the keywords of rules with a start screen begin, by rule.
-        let mut starts: Vec<(usize, usize)> = Vec::new();
+        // The rules with a start screen where a match may start: each
+        // screen runs where the rule's keywords start until one says so.
+        // Past START_TRIES runs in this text (a text that repeats a keyword
+        // millions of times), every rule whose keywords occur counts as
+        // one, and its full pattern (which scans the text once) decides.
+        let mut may_start = RuleSet::new(self.rules.len());
+        let mut tries = 0usize;
         self.keywords.each(bytes, &mut |k, end| {
             if let Some(exact) = &self.keyword_exact[k] {
                 if bytes.get(end - exact.len()..end) != Some(exact.as_slice()) {
@@ -534,8 +546,16 @@ impl Rules {
             }
             let rule = self.keyword_rule[k];
             run.insert(rule);
-            if self.rules[rule].starts.is_some() {
-                starts.push((rule, end - self.keyword_len[k]));
+            if may_start.contains(rule) {
+                return;
+            }
+            if let Some(dfa) = self.rules[rule].starts.as_ref().and_then(StartScreen::dfa) {
+                tries += 1;
+                if tries > START_TRIES
+                    || StartScreen::may_start_at(dfa, bytes, end - self.keyword_len[k])
+                {
+                    may_start.insert(rule);
+                }
             }
         });
         for (i, rule) in self.rules.iter().enumerate() {
@@ -543,9 +563,7 @@ impl Rules {
                 continue;
             }
             let may_match = match rule.starts.as_ref().and_then(StartScreen::dfa) {
-                Some(dfa) => starts
-                    .iter()
-                    .any(|&(r, at)| r == i && StartScreen::may_start_at(dfa, bytes, at)),
+                Some(_) => may_start.contains(i),
                 None => !rule.regex.cannot_fit_in(bytes) && rule.regex.may_match(bytes),
             };
             if !may_match {
@@ -997,6 +1015,19 @@ mod tests {
                 .collect::<Vec<_>>()
         );
         assert_eq!(fast.always, parsed.always);
+        // The keywords: which rule each is of, its length and whether it
+        // must match case; and which rules have a start screen.
+        assert_eq!(fast.keyword_rule, parsed.keyword_rule);
+        assert_eq!(fast.keyword_len, parsed.keyword_len);
+        assert_eq!(fast.keyword_exact, parsed.keyword_exact);
+        assert!(fast.keyword_exact.iter().any(Option::is_some));
+        let screened = |r: &Rules| {
+            r.rules
+                .iter()
+                .map(|r| r.starts.is_some())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(screened(&fast), screened(&parsed));
     }
 
     #[test]
@@ -1449,11 +1480,36 @@ mod tests {
     }
 
     #[test]
+    fn a_text_that_repeats_keywords_is_screened_in_bounded_work() {
+        let rules = Rules::builtin().unwrap();
+        let rule = rules
+            .rules
+            .iter()
+            .find(|r| r.id == "high-entropy-secret")
+            .unwrap();
+        // Fewer keyword starts than START_TRIES: the start screen decides.
+        let few = "key ".repeat(START_TRIES / 2);
+        assert!(rules.find(&few).is_empty());
+        assert!(rule.regex.compiled.get().is_none());
+        // Far more: past START_TRIES screens the full pattern decides (it
+        // scans the text once), though no match starts anywhere.
+        let many = "key".repeat(200_000);
+        assert!(rules.find(&many).is_empty());
+        assert!(rule.regex.compiled.get().is_some());
+        // And it finds a secret at the end of such a text.
+        let secret = "api_key=Zq9Xw8Vu7Ts6Rp5On4Ml3Kj2Ih1Gf0Ed";
+        let many = format!("{many}{secret}");
+        let hits = rules.find(&many);
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert_eq!(&many[hits[0].start..hits[0].end], &secret[8..]);
+    }
+
+    #[test]
     fn start_screens_find_what_the_full_patterns_find() {
         let mut texts = texts_near_secrets();
         let more: Vec<String> = texts
             .iter()
-            .flat_map(|t| ["a", "_", " ", "-", "\\n", "é"].map(|p| format!("{p}{t}")))
+            .flat_map(|t| ["a", "_", " ", "-", "\\n", "\r", "\n", "é"].map(|p| format!("{p}{t}")))
             .collect();
         texts.extend(more);
         let screened = Rules::builtin().unwrap();
