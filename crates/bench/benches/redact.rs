@@ -5,15 +5,17 @@
 //! Builds the release `agentlog`, generates a corpus of every agent
 //! (`AGENTLOG_BENCH_SIZE`, default 50MB, plus 20 sessions full of planted
 //! secrets), then exports every session with `agentlog export FILE --to
-//! json` and `--to markdown`, with and without `--redact`, in alternating
-//! rounds. It prints the time of each (wall clock, and the CPU time of the
-//! agentlog processes, which a loaded machine disturbs less) and the ratio:
-//! redaction may cost at most 20% (ratio ≤ 1.20).
+//! json` and `--to markdown`, with and without `--redact`: each session's
+//! two exports one after the other, which first alternating from session
+//! to session and round to round, so that a change in the machine's state
+//! weighs on both alike. It prints the time of each (wall clock, and the
+//! CPU time of the agentlog processes as the kernel counts it for each,
+//! which a loaded machine disturbs less; medians of the rounds' sums) and
+//! the ratio: redaction may cost at most 20% (ratio ≤ 1.20).
 
-use agentlog_bench::{children_cpu, gen, parse_size, secrets, started_by_cargo_bench};
+use agentlog_bench::{gen, parse_size, rss, secrets, started_by_cargo_bench};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
 
 const SEED: u64 = 12;
 const ROUNDS: usize = 3;
@@ -94,29 +96,33 @@ fn corpus(dir: &Path, size: u64) -> Vec<PathBuf> {
     files
 }
 
-/// Exports every file once; returns (wall seconds, CPU seconds).
-fn export_all(bin: &Path, files: &[PathBuf], to: &str, redact: bool) -> (f64, f64) {
-    let cpu0 = children_cpu();
-    let t = Instant::now();
-    for f in files {
-        let mut c = Command::new(bin);
-        c.arg("export").arg(f).args(["--to", to]);
-        if is_planted(f) {
-            c.args(["--from", "json"]);
-        }
-        if redact {
-            c.arg("--redact");
-        }
-        let status = c
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap_or_else(|e| die("running agentlog", e));
-        if !status.success() {
-            die("agentlog export failed on", f.display());
+/// Exports every file with and without `--redact`, the two in turn (which
+/// first alternates from file to file, and from round to round); returns
+/// the (wall, CPU) seconds of the plain exports and of the redacting ones.
+fn export_all(bin: &Path, files: &[PathBuf], to: &str, round: usize) -> [(f64, f64); 2] {
+    let mut sums = [(0.0, 0.0); 2];
+    for (i, f) in files.iter().enumerate() {
+        let first = (i + round) % 2 == 1;
+        for redact in [first, !first] {
+            let mut c = Command::new(bin);
+            c.arg("export").arg(f).args(["--to", to]);
+            if is_planted(f) {
+                c.args(["--from", "json"]);
+            }
+            if redact {
+                c.arg("--redact");
+            }
+            c.stdout(Stdio::null()).stderr(Stdio::null());
+            let (ok, wall, cpu) = rss::timed(&mut c).unwrap_or_else(|e| die("running agentlog", e));
+            if !ok {
+                die("agentlog export failed on", f.display());
+            }
+            let sum = &mut sums[usize::from(redact)];
+            sum.0 += wall;
+            sum.1 += cpu;
         }
     }
-    (t.elapsed().as_secs_f64(), children_cpu() - cpu0)
+    sums
 }
 
 /// True for the planted sessions (agentlog JSON with metadata longer than
@@ -166,9 +172,8 @@ fn main() {
     let mut failed = false;
     for to in ["json", "markdown"] {
         let (mut wall, mut cpu) = ([Vec::new(), Vec::new()], [Vec::new(), Vec::new()]);
-        for _ in 0..ROUNDS {
-            for (i, redact) in [false, true].into_iter().enumerate() {
-                let (w, c) = export_all(&bin, &files, to, redact);
+        for round in 0..ROUNDS {
+            for (i, (w, c)) in export_all(&bin, &files, to, round).into_iter().enumerate() {
                 wall[i].push(w);
                 cpu[i].push(c);
             }

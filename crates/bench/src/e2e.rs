@@ -127,7 +127,7 @@ pub(crate) fn run(cmd: &mut Command) -> Timed {
         }
         match crate::rss::reap(pid) {
             crate::rss::Reaped::Running => std::thread::sleep(Duration::from_millis(2)),
-            crate::rss::Reaped::Exited { code, max_kib } => {
+            crate::rss::Reaped::Exited { code, max_kib, .. } => {
                 peak = peak.max(max_kib as f64);
                 break code;
             }

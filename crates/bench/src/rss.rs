@@ -85,9 +85,14 @@ pub fn write_tiny(path: &Path, records: u64) -> std::io::Result<u64> {
 pub(crate) enum Reaped {
     /// Still running.
     Running,
-    /// Gone: its exit code (`None` when a signal ended it) and the peak of
-    /// its resident set, in KiB, as the kernel counted it.
-    Exited { code: Option<i32>, max_kib: u64 },
+    /// Gone: its exit code (`None` when a signal ended it), the peak of
+    /// its resident set in KiB and its CPU time (user and system) in
+    /// seconds, as the kernel counted them.
+    Exited {
+        code: Option<i32>,
+        max_kib: u64,
+        cpu_s: f64,
+    },
     /// Not a child of this process any more (reaped elsewhere).
     Lost,
 }
@@ -106,12 +111,32 @@ fn wait(pid: u32, flags: libc::c_int) -> Reaped {
     let rc = unsafe { libc::wait4(pid as libc::pid_t, &mut status, flags, usage.as_mut_ptr()) };
     match rc {
         0 => Reaped::Running,
-        rc if rc == pid as libc::pid_t => Reaped::Exited {
-            code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
+        rc if rc == pid as libc::pid_t => {
             // SAFETY: filled by the successful wait4 above.
-            max_kib: unsafe { usage.assume_init() }.ru_maxrss.max(0) as u64,
-        },
+            let usage = unsafe { usage.assume_init() };
+            let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+            Reaped::Exited {
+                code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
+                max_kib: usage.ru_maxrss.max(0) as u64,
+                cpu_s: secs(usage.ru_utime) + secs(usage.ru_stime),
+            }
+        }
         _ => Reaped::Lost,
+    }
+}
+
+/// Runs `cmd` to its end; returns whether it exited with 0, its wall time
+/// and its own CPU time (user and system, in microseconds as the kernel
+/// counts them: the process-wide count of finished children has clock-tick
+/// steps, too coarse for a command of a few milliseconds).
+pub fn timed(cmd: &mut std::process::Command) -> anyhow::Result<(bool, f64, f64)> {
+    let t = std::time::Instant::now();
+    let child = cmd.spawn()?;
+    match wait(child.id(), 0) {
+        Reaped::Exited { code, cpu_s, .. } => {
+            Ok((code == Some(0), t.elapsed().as_secs_f64(), cpu_s))
+        }
+        Reaped::Running | Reaped::Lost => anyhow::bail!("lost the child {}", child.id()),
     }
 }
 
@@ -129,7 +154,7 @@ pub fn peak_of(exe: &Path, args: &[&str], home: &Path) -> anyhow::Result<(u64, f
         .spawn()
         .with_context(|| format!("running {}", exe.display()))?;
     let (code, kib) = match wait(child.id(), 0) {
-        Reaped::Exited { code, max_kib } => (code, max_kib),
+        Reaped::Exited { code, max_kib, .. } => (code, max_kib),
         Reaped::Running | Reaped::Lost => bail!("wait4 failed for {args:?}"),
     };
     let seconds = started.elapsed().as_secs_f64();
