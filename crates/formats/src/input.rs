@@ -71,7 +71,7 @@ fn kind_of(t: &std::fs::FileType) -> &'static str {
     }
 }
 
-fn too_big(path: &Path, size: u64, max: u64) -> FormatError {
+pub(crate) fn too_big(path: &Path, size: u64, max: u64) -> FormatError {
     FormatError::io(
         path,
         std::io::Error::new(

@@ -826,3 +826,72 @@ fn reading_to_show_gives_the_same_entries_for_odd_shapes() {
         assert_eq!(block(4).extra.get("extra"), Some(&serde_json::json!(1)));
     }
 }
+
+/// A file of 8 MB or more is read to be shown as it is parsed, never whole
+/// in memory: the same session and diagnostics as reading its bytes, with a
+/// byte-order mark, CRLF and blank lines, a line that is not JSON and a
+/// last line cut short, where the lines fall across the reader's buffers.
+#[test]
+fn a_large_file_read_to_show_as_it_is_parsed_reads_as_its_bytes_do() {
+    let mut body = Vec::new();
+    for p in all_fixtures() {
+        body.extend(std::fs::read(&p).unwrap());
+        if body.last() != Some(&b'\n') {
+            body.push(b'\n');
+        }
+    }
+    assert!(!body.is_empty());
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    let mut round = 0;
+    while bytes.len() < agentlog_formats::jsonl::PIPELINE_MIN + (1 << 20) {
+        bytes.extend_from_slice(&body);
+        match round % 3 {
+            0 => bytes.extend_from_slice(b"\r\n   \n"),
+            1 => bytes.extend_from_slice(b"this line is not JSON\n"),
+            _ => bytes.extend_from_slice(&body[..body.len() / 3].replace_newlines_crlf()),
+        }
+        round += 1;
+    }
+    bytes.extend_from_slice(br#"{"type":"user","message":{"role":"user","content":"cut sh"#);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("large.jsonl");
+    std::fs::write(&p, &bytes).unwrap();
+    let streamed = FORMAT.read_path_to_show(&p).unwrap();
+    let whole = FORMAT.read_bytes_to_show(&p, &bytes).unwrap();
+    assert!(streamed.session.entries.len() > 1000);
+    assert_eq!(
+        serde_json::to_value(&streamed.session).unwrap(),
+        serde_json::to_value(&whole.session).unwrap()
+    );
+    let summarized = agentlog_formats::diag::summarize(whole.diagnostics, 100);
+    let text =
+        |d: &[agentlog_formats::Diagnostic]| d.iter().map(|d| d.to_string()).collect::<Vec<_>>();
+    assert_eq!(text(&streamed.diagnostics), text(&summarized));
+    assert!(
+        text(&summarized)
+            .iter()
+            .any(|d| d.contains("not JSON") || d.contains("torn")),
+        "{:?}",
+        text(&summarized)
+    );
+}
+
+trait Crlf {
+    fn replace_newlines_crlf(&self) -> Vec<u8>;
+}
+
+impl Crlf for [u8] {
+    fn replace_newlines_crlf(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len() + self.len() / 50);
+        for &b in self {
+            if b == b'\n' {
+                out.push(b'\r');
+            }
+            out.push(b);
+        }
+        if out.last() != Some(&b'\n') {
+            out.extend_from_slice(b"\r\n");
+        }
+        out
+    }
+}

@@ -142,10 +142,30 @@ impl Format for ClaudeFormat {
     }
 
     fn read_path_to_show(&self, path: &Path) -> Result<Read, FormatError> {
-        let bytes = crate::input::read_file(path)?;
-        let mut read = self.read_bytes_to_show(path, &bytes)?;
-        read.diagnostics = crate::diag::summarize(std::mem::take(&mut read.diagnostics), 100);
-        Ok(read)
+        let (file, len) = crate::input::open_file(path)?;
+        let (session, diagnostics) = if len < crate::jsonl::PIPELINE_MIN as u64 {
+            let bytes = crate::input::read_capped(path, file, len)?;
+            read::read(path, &bytes, false)
+        } else {
+            // A large file is read as it is parsed, never whole in memory,
+            // and refused past the input cap (it may grow while read) as a
+            // whole read would be.
+            let max = crate::input::max_bytes();
+            let mut input = std::io::BufReader::with_capacity(
+                1 << 20,
+                std::io::Read::take(file, max.saturating_add(1)),
+            );
+            let read =
+                read::read_stream(path, &mut input, false).map_err(|e| FormatError::io(path, e))?;
+            if input.get_ref().limit() == 0 {
+                return Err(crate::input::too_big(path, max.saturating_add(1), max));
+            }
+            read
+        };
+        Ok(Read {
+            session,
+            diagnostics: crate::diag::summarize(diagnostics, 100),
+        })
     }
 
     fn validate(&self, path: &Path) -> Result<Vec<Diagnostic>, FormatError> {

@@ -189,26 +189,47 @@ struct Reader<'a> {
 /// Reads the bytes of a Claude transcript at `path`; with `to_write_back`,
 /// also what writing it back line for line needs (see `record_lines`).
 pub(crate) fn read(path: &Path, bytes: &[u8], to_write_back: bool) -> (Session, Vec<Diagnostic>) {
-    let mut r = Reader {
-        to_write_back,
-        path,
-        diags: Vec::new(),
-        entries: Vec::new(),
-        lines: Vec::new(),
-        by_uuid: HashMap::new(),
-        alias: HashMap::new(),
-        redirect: HashMap::new(),
-        anchor_of: HashMap::new(),
-        prev: None,
-        last_main: None,
-        meta: MetaAcc::default(),
-        responses: HashSet::new(),
-    };
+    let mut r = Reader::new(path, to_write_back);
     crate::jsonl::each_value(path, bytes, |n, v| match v {
         Ok(v) => r.record(n, v),
         Err(d) => r.diags.push(d),
     });
     r.finish()
+}
+
+/// [`read`] from a stream (see [`crate::jsonl::each_value_read`]); the
+/// error that stopped reading `input`, if any.
+pub(crate) fn read_stream(
+    path: &Path,
+    input: impl std::io::BufRead + Send,
+    to_write_back: bool,
+) -> std::io::Result<(Session, Vec<Diagnostic>)> {
+    let mut r = Reader::new(path, to_write_back);
+    crate::jsonl::each_value_read(path, input, |n, v| match v {
+        Ok(v) => r.record(n, v),
+        Err(d) => r.diags.push(d),
+    })?;
+    Ok(r.finish())
+}
+
+impl<'a> Reader<'a> {
+    fn new(path: &'a Path, to_write_back: bool) -> Reader<'a> {
+        Reader {
+            to_write_back,
+            path,
+            diags: Vec::new(),
+            entries: Vec::new(),
+            lines: Vec::new(),
+            by_uuid: HashMap::new(),
+            alias: HashMap::new(),
+            redirect: HashMap::new(),
+            anchor_of: HashMap::new(),
+            prev: None,
+            last_main: None,
+            meta: MetaAcc::default(),
+            responses: HashSet::new(),
+        }
+    }
 }
 
 impl Reader<'_> {
