@@ -1292,7 +1292,7 @@ mod tests {
         assert!(found > 500, "{found}");
         // Past its budget a pattern compiles its full regex and keeps it.
         let fresh = Rules::builtin().unwrap();
-        let rule = fresh.rules.iter().find(|r| r.id == "env-secret").unwrap();
+        let rule = named(&fresh, "env-secret");
         assert!(rule.regex.compiled.get().is_none());
         let long = "the TOKEN count is high; ".repeat(SCREEN_BUDGET / 20);
         assert!(fresh.find(&long).is_empty());
@@ -1400,14 +1400,15 @@ mod tests {
         both_ways(&k, &ac, b"");
     }
 
+    /// The rule of `rules` called `id`.
+    fn named<'a>(rules: &'a Rules, id: &str) -> &'a Rule {
+        rules.rules.iter().find(|r| r.id == id).unwrap()
+    }
+
     #[test]
     fn a_rule_does_not_run_on_a_text_shorter_than_its_shortest_match() {
         let rules = Rules::builtin().unwrap();
-        let telegram = rules
-            .rules
-            .iter()
-            .find(|r| r.id == "telegram-bot-token")
-            .unwrap();
+        let telegram = named(&rules, "telegram-bot-token");
         // Its matches do not start with its keyword (`:AA`), so it has no
         // start screen: it runs on a text that holds the keyword, and its
         // screen is built on first use.
@@ -1456,7 +1457,7 @@ mod tests {
         }
         // A rule with a start screen builds no screen from its pattern, and
         // compiles its regex only for a text where a match may start.
-        let rule = |id: &str| rules.rules.iter().find(|r| r.id == id).unwrap();
+        let rule = |id: &str| named(&rules, id);
         let common = "the token count is high; the key is in the lock; ".repeat(50);
         assert!(rules.find(&common).is_empty());
         for id in ["high-entropy-secret", "secret-assignment"] {
@@ -1482,11 +1483,7 @@ mod tests {
     #[test]
     fn a_text_that_repeats_keywords_is_screened_in_bounded_work() {
         let rules = Rules::builtin().unwrap();
-        let rule = rules
-            .rules
-            .iter()
-            .find(|r| r.id == "high-entropy-secret")
-            .unwrap();
+        let rule = named(&rules, "high-entropy-secret");
         // Fewer keyword starts than START_TRIES: the start screen decides.
         let few = "key ".repeat(START_TRIES / 2);
         assert!(rules.find(&few).is_empty());
