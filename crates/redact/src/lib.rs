@@ -43,6 +43,7 @@ mod raw;
 mod report;
 mod rules;
 mod session;
+mod spec;
 mod walk;
 
 pub use report::{fingerprint, Finding, KindCount, Location, Report};

@@ -1,5 +1,6 @@
 //! The rules file: parsing and compiling it, and finding secrets in text.
 
+use crate::spec::{RuleSpec, RulesFile, Text};
 use crate::RedactError;
 use aho_corasick::automaton::{Automaton, StateID};
 use aho_corasick::Anchored;
@@ -8,8 +9,6 @@ use regex_automata::dfa::{dense, Automaton as _};
 use regex_automata::nfa::thompson;
 use regex_automata::util::pool::Pool;
 use regex_automata::{hybrid, Input};
-use serde::Deserialize;
-use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
@@ -17,65 +16,13 @@ use std::sync::OnceLock;
 pub const BUILTIN_RULES: &str = include_str!("rules.toml");
 
 /// [`BUILTIN_RULES`] as Rust (`build.rs`): a function that returns them
-/// as [`RulesFile`], every text borrowed from the binary.
+/// as a [`RulesFile`], every text borrowed from the binary.
 mod builtin {
     include!(concat!(env!("OUT_DIR"), "/builtin.rs"));
 }
 
-/// A text of a rules file: borrowed for the built-in rules, owned for a
-/// file read at run time.
-type Text = Cow<'static, str>;
-
 /// Text shorter than this holds no secret any rule finds; it is skipped.
 pub(crate) const MIN_TEXT_LEN: usize = 8;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RulesFile {
-    #[serde(default)]
-    allow: AllowSpec,
-    #[serde(default)]
-    rule: Vec<RuleSpec>,
-    #[serde(default)]
-    field: Vec<FieldSpec>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct AllowSpec {
-    #[serde(default)]
-    placeholders: Vec<Text>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RuleSpec {
-    id: Text,
-    description: Text,
-    #[serde(default)]
-    keywords: Vec<Text>,
-    #[serde(default)]
-    keywords_match_case: bool,
-    regex: Text,
-    #[serde(default)]
-    group: usize,
-    #[serde(default)]
-    min_entropy: f64,
-    #[serde(default)]
-    needs_digit: bool,
-    #[serde(default)]
-    allow: Vec<Text>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FieldSpec {
-    id: Text,
-    #[serde(default)]
-    keywords: Vec<Text>,
-    key: Text,
-    value: Text,
-}
 
 /// One compiled text rule.
 #[derive(Debug)]
