@@ -127,54 +127,13 @@ const BATCH_BYTES: usize = 1 << 20;
 /// first screen waited for both in turn). At most a few batches are
 /// parsed ahead, so memory does not grow with the file.
 pub fn each_value(path: &Path, bytes: &[u8], mut f: impl FnMut(u64, Result<Value, Diagnostic>)) {
-    let in_turn = |f: &mut dyn FnMut(u64, Result<Value, Diagnostic>)| {
-        for line in lines(bytes) {
-            if !is_blank(line.bytes) {
-                f(line.number, parse(path, &line));
-            }
-        }
-    };
-    let parallel = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-    if bytes.len() < PIPELINE_MIN || !parallel {
-        in_turn(&mut f);
-        return;
-    }
-    std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(u64, Result<Value, Diagnostic>)>>(4);
-        let parser = std::thread::Builder::new()
-            .name("jsonl-parse".into())
-            .spawn_scoped(scope, move || {
-                let mut batch = Vec::new();
-                let mut size = 0;
-                for line in lines(bytes) {
-                    if is_blank(line.bytes) {
-                        continue;
-                    }
-                    size += line.bytes.len();
-                    batch.push((line.number, parse(path, &line)));
-                    if size >= BATCH_BYTES {
-                        size = 0;
-                        if tx.send(std::mem::take(&mut batch)).is_err() {
-                            return;
-                        }
-                    }
-                }
-                if !batch.is_empty() {
-                    let _ = tx.send(batch);
-                }
-            });
-        match parser {
-            Ok(_) => {
-                for batch in rx {
-                    for (n, v) in batch {
-                        f(n, v);
-                    }
-                }
-            }
-            // No thread to be had: parse here.
-            Err(_) => in_turn(&mut f),
-        }
-    });
+    let parallel = bytes.len() >= PIPELINE_MIN && two_threads();
+    pipelined(
+        path,
+        parallel,
+        |each| lines(bytes).for_each(|line| each(&line)),
+        &mut f,
+    );
 }
 
 /// [`each_value`] over a stream: the parsing thread reads the lines from
@@ -187,55 +146,98 @@ pub fn each_value_read(
     input: impl std::io::BufRead + Send,
     mut f: impl FnMut(u64, Result<Value, Diagnostic>),
 ) -> std::io::Result<()> {
-    std::thread::scope(|scope| {
+    pipelined(
+        path,
+        two_threads(),
+        |each| for_each_line(input, |line| each(line)),
+        &mut f,
+    )
+}
+
+/// True when this machine runs two threads at once.
+fn two_threads() -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+}
+
+/// Calls `f` with the number and the value (or diagnostic) of every
+/// non-blank line `split` gives, in order; returns what `split` returns.
+/// When `parallel`, `split` runs and the lines are parsed on another
+/// thread, batches of about [`BATCH_BYTES`] at most four ahead of `f`;
+/// otherwise (or when no thread is to be had) all of it runs here.
+fn pipelined<R: Send>(
+    path: &Path,
+    parallel: bool,
+    split: impl FnOnce(&mut dyn FnMut(&Line<'_>)) -> R + Send,
+    f: &mut dyn FnMut(u64, Result<Value, Diagnostic>),
+) -> R {
+    if !parallel {
+        return in_turn(path, split, f);
+    }
+    // The thread takes `split` from here; if it cannot be started, this
+    // thread does.
+    let slot = std::sync::Mutex::new(Some(split));
+    let piped = std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(u64, Result<Value, Diagnostic>)>>(4);
-        let parse_all =
-            move |input,
-                  tx: Option<&std::sync::mpsc::SyncSender<_>>,
-                  f: &mut dyn FnMut(u64, Result<Value, Diagnostic>)| {
+        let slot = &slot;
+        let parser = std::thread::Builder::new()
+            .name("jsonl-parse".into())
+            .spawn_scoped(scope, move || {
+                let split = slot
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .take()?;
                 let mut batch = Vec::new();
                 let mut size = 0;
                 let mut gone = false;
-                let read = for_each_line(input, |line| {
+                let r = split(&mut |line| {
                     if gone || is_blank(line.bytes) {
                         return;
                     }
-                    let v = parse(path, line);
-                    let Some(tx) = tx else {
-                        f(line.number, v);
-                        return;
-                    };
                     size += line.bytes.len();
-                    batch.push((line.number, v));
+                    batch.push((line.number, parse(path, line)));
                     if size >= BATCH_BYTES {
                         size = 0;
                         gone = tx.send(std::mem::take(&mut batch)).is_err();
                     }
                 });
-                if let (Some(tx), false) = (tx, batch.is_empty()) {
+                if !batch.is_empty() {
                     let _ = tx.send(batch);
                 }
-                read
-            };
-        let parallel = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-        if !parallel {
-            return parse_all(input, None, &mut f);
-        }
-        let parser = std::thread::Builder::new()
-            .name("jsonl-parse".into())
-            .spawn_scoped(scope, move || parse_all(input, Some(&tx), &mut |_, _| {}));
-        match parser {
-            Ok(parser) => {
-                for batch in rx {
-                    for (n, v) in batch {
-                        f(n, v);
-                    }
-                }
-                parser
-                    .join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("the parsing thread panicked")))
+                Some(r)
+            })
+            .ok()?;
+        for batch in rx {
+            for (n, v) in batch {
+                f(n, v);
             }
-            Err(e) => Err(e),
+        }
+        match parser.join() {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    });
+    if let Some(r) = piped {
+        return r;
+    }
+    // No thread was started, so the lines are still here.
+    let Some(split) = slot
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    else {
+        unreachable!("the parsing thread took the lines and gave no result");
+    };
+    in_turn(path, split, f)
+}
+
+/// [`pipelined`] on this thread alone.
+fn in_turn<R>(
+    path: &Path,
+    split: impl FnOnce(&mut dyn FnMut(&Line<'_>)) -> R,
+    f: &mut dyn FnMut(u64, Result<Value, Diagnostic>),
+) -> R {
+    split(&mut |line| {
+        if !is_blank(line.bytes) {
+            f(line.number, parse(path, line));
         }
     })
 }
