@@ -270,11 +270,11 @@ static START_BYTES: &Aligned<[u8]> =
 /// A rule's screen made when agentlog was built: its pattern, shortened so
 /// that every match of the pattern begins with a match of it, as an
 /// anchored DFA run where one of the rule's keywords starts in a text
-/// (every match starts so). It replaces the screen built from the pattern when the rule
-/// first runs ([`LazyRegex`]): the rules whose keywords are common words
-/// (`key`, `token`, `secret`) ran in nearly every session, and building
-/// their screens was most of what `--redact` still added to a short
-/// command.
+/// (every match starts so). It replaces the screen built from the pattern
+/// when the rule first runs ([`LazyRegex`]): the rules whose keywords are
+/// common words (`key`, `token`, `secret`) ran in nearly every session,
+/// and building their screens was most of what `--redact` still added to a
+/// short command.
 pub(crate) struct StartScreen {
     bytes: &'static [u8],
     /// The DFA read from `bytes` (in place; `None` if it does not read,
@@ -1230,12 +1230,7 @@ mod tests {
         for r in &compiled.rules {
             r.regex.get().unwrap();
         }
-        let mut found = 0;
-        for t in &texts {
-            let hits = compiled.find(t);
-            assert_eq!(screened.find(t), hits, "{t:?}");
-            found += hits.len();
-        }
+        let found = same_hits(&screened, &compiled, &texts);
         assert!(found > 500, "{found}");
         // Past its budget a pattern compiles its full regex and keeps it.
         let fresh = Rules::builtin().unwrap();
@@ -1345,6 +1340,18 @@ mod tests {
         let dense = "sk-tokenQ~eyJ://sharedaccesskey=".repeat(40);
         both_ways(&k, &ac, dense.as_bytes());
         both_ways(&k, &ac, b"");
+    }
+
+    /// Checks that `a` and `b` find the same secrets in each of `texts`;
+    /// returns how many they found.
+    fn same_hits(a: &Rules, b: &Rules, texts: &[String]) -> usize {
+        let mut found = 0;
+        for t in texts {
+            let hits = b.find(t);
+            assert_eq!(a.find(t), hits, "{t:?}");
+            found += hits.len();
+        }
+        found
     }
 
     /// The rule of `rules` called `id`.
@@ -1461,12 +1468,7 @@ mod tests {
         for r in &mut plain.rules {
             r.starts = None;
         }
-        let mut found = 0;
-        for t in &texts {
-            let hits = plain.find(t);
-            assert_eq!(screened.find(t), hits, "{t:?}");
-            found += hits.len();
-        }
+        let found = same_hits(&screened, &plain, &texts);
         assert!(found > 2_000, "{found}");
         // What build.rs concluded of each rule it made a start screen for:
         // every match begins where one of the rule's keywords does.
