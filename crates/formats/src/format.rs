@@ -129,6 +129,21 @@ pub trait Format: Send + Sync {
         self.read_path(path)
     }
 
+    /// [`Format::read_path_to_show`], with `trim` applied to each entry
+    /// (to drop what a page does not show). A format may trim each entry as
+    /// soon as it is done with it, so what is dropped never piles up while
+    /// a long session is read; the session is the same as trimming every
+    /// entry after the read.
+    fn read_path_to_show_with(
+        &self,
+        path: &Path,
+        trim: &dyn Fn(&mut agentlog_model::Entry),
+    ) -> Result<Read, FormatError> {
+        let mut read = self.read_path_to_show(path)?;
+        read.session.entries.iter_mut().for_each(trim);
+        Ok(read)
+    }
+
     /// Checks the file at `path` against everything the format requires and
     /// returns every problem found. By default these are the reader's
     /// diagnostics; formats with a schema check more.

@@ -876,6 +876,65 @@ fn a_large_file_read_to_show_as_it_is_parsed_reads_as_its_bytes_do() {
     );
 }
 
+/// Drops an entry's native fields and those of its message and blocks
+/// (where Claude Code's records keep their `sessionId` and the second copy
+/// of each tool output).
+fn drop_native(e: &mut agentlog_model::Entry) {
+    e.extra.clear();
+    if let agentlog_model::EntryKind::Message(m) = &mut e.kind {
+        m.extra.clear();
+        for b in &mut m.content {
+            b.extra.clear();
+        }
+    }
+}
+
+/// The session `read` gives with every entry trimmed after the read.
+fn trimmed_after(mut read: agentlog_formats::Read) -> Value {
+    read.session.entries.iter_mut().for_each(drop_native);
+    serde_json::to_value(&read.session).unwrap()
+}
+
+#[test]
+fn a_session_trimmed_as_it_is_read_is_the_session_trimmed_after_it() {
+    // Every sample file (read whole), then all of them in one file past
+    // the size read as it is parsed (every session id but the last
+    // repeated, so the session is named after the leaf's).
+    let dir = tempfile::tempdir().unwrap();
+    let large = dir.path().join("large.jsonl");
+    let mut body = Vec::new();
+    for p in all_fixtures() {
+        body.extend(std::fs::read(&p).unwrap());
+        if body.last() != Some(&b'\n') {
+            body.push(b'\n');
+        }
+    }
+    let mut bytes = Vec::new();
+    while bytes.len() < agentlog_formats::jsonl::PIPELINE_MIN + (1 << 20) {
+        bytes.extend_from_slice(&body);
+    }
+    bytes.extend_from_slice(
+        br#"{"type":"user","uuid":"last-one","sessionId":"the-leaf-session","message":{"role":"user","content":"bye"}}"#,
+    );
+    bytes.push(b'\n');
+    std::fs::write(&large, &bytes).unwrap();
+    let mut checked = 0;
+    for p in all_fixtures().iter().chain([&large]) {
+        let after = trimmed_after(FORMAT.read_path_to_show(p).unwrap());
+        let read = FORMAT.read_path_to_show_with(p, &drop_native).unwrap();
+        assert_eq!(
+            serde_json::to_value(&read.session).unwrap(),
+            after,
+            "{}",
+            p.display()
+        );
+        checked += 1;
+    }
+    assert!(checked > 21);
+    let read = FORMAT.read_path_to_show_with(&large, &drop_native).unwrap();
+    assert_eq!(read.session.meta.id, "the-leaf-session");
+}
+
 trait Crlf {
     fn replace_newlines_crlf(&self) -> Vec<u8>;
 }

@@ -320,6 +320,7 @@ fn persisted_outputs_are_read_from_the_session_directory_only() {
         .path()
         .join("proj/0a1b2c3d-0000-4000-8000-000000000001/tool-results");
     touch(&results.join("toolu_1.txt"), "FULL OUTPUT\nline 2\n");
+    touch(&results.join("toolu_3.txt"), "THIRD OUTPUT\n");
     let outside = dir.path().join("secret.txt");
     touch(&outside, "SECRET");
     let preview = |p: &Path| {
@@ -329,26 +330,36 @@ fn persisted_outputs_are_read_from_the_session_directory_only() {
         )
     };
     let lines = [
-        json!({"type":"assistant","uuid":"a1","parentUuid":null,"sessionId":"s","message":{"id":"msg_1","role":"assistant","model":"claude-x","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}},{"type":"tool_use","id":"toolu_2","name":"Bash","input":{}}]}}),
+        json!({"type":"assistant","uuid":"a1","parentUuid":null,"sessionId":"s","message":{"id":"msg_1","role":"assistant","model":"claude-x","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}},{"type":"tool_use","id":"toolu_2","name":"Bash","input":{}},{"type":"tool_use","id":"toolu_3","name":"Bash","input":{}}]}}),
         json!({"type":"user","uuid":"u1","parentUuid":"a1","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":preview(&results.join("toolu_1.txt"))}]},"toolUseResult":{"persistedOutputPath":results.join("toolu_1.txt"),"persistedOutputSize":20000}}),
         json!({"type":"user","uuid":"u2","parentUuid":"u1","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":preview(&outside)}]}}),
+        // The preview names no file; only the record's `toolUseResult` does.
+        json!({"type":"user","uuid":"u3","parentUuid":"u2","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_3","content":"<persisted-output>\nPreview\n</persisted-output>"}]},"toolUseResult":{"persistedOutputPath":results.join("toolu_3.txt")}}),
     ];
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     touch(&session, &text);
+    let outputs = |s: &agentlog_model::Session| -> Vec<String> {
+        s.entries
+            .iter()
+            .filter_map(|e| e.message())
+            .filter(|m| m.role == Role::Tool)
+            .map(|m| m.content[0].plain_text().unwrap())
+            .collect()
+    };
     let r = FORMAT.read_path(&session).unwrap();
-    let results: Vec<String> = r
-        .session
-        .entries
-        .iter()
-        .filter_map(|e| e.message())
-        .filter(|m| m.role == Role::Tool)
-        .map(|m| m.content[0].plain_text().unwrap())
-        .collect();
+    let results = outputs(&r.session);
     assert_eq!(results[0], "FULL OUTPUT\nline 2\n");
     assert!(
         results[1].contains("<persisted-output>"),
         "outside the dir: not read"
     );
+    assert_eq!(results[2], "THIRD OUTPUT\n");
+    // Read to show with every entry's native fields dropped as it is read:
+    // the outputs are loaded before (`toolUseResult` names the third).
+    let trimmed = FORMAT
+        .read_path_to_show_with(&session, &|e| e.extra.clear())
+        .unwrap();
+    assert_eq!(outputs(&trimmed.session), results);
     // The file still writes back exactly as it was.
     let mut out = Vec::new();
     FORMAT.write(&r.session, &mut out).unwrap();

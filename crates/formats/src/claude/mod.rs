@@ -24,7 +24,7 @@ pub(crate) use wire::put_message_block;
 
 use crate::env::DiscoverEnv;
 use crate::{Diagnostic, Fidelity, Format, FormatError, Read, ResumePlan};
-use agentlog_model::{Agent, Session};
+use agentlog_model::{Agent, Entry, Session};
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -126,7 +126,7 @@ impl Format for ClaudeFormat {
     }
 
     fn read_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
-        let (session, diagnostics) = read::read(path, bytes, true);
+        let (session, diagnostics) = read::read(path, bytes, true, None);
         Ok(Read {
             session,
             diagnostics,
@@ -134,7 +134,7 @@ impl Format for ClaudeFormat {
     }
 
     fn read_bytes_to_show(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
-        let (session, diagnostics) = read::read(path, bytes, false);
+        let (session, diagnostics) = read::read(path, bytes, false, None);
         Ok(Read {
             session,
             diagnostics,
@@ -142,30 +142,15 @@ impl Format for ClaudeFormat {
     }
 
     fn read_path_to_show(&self, path: &Path) -> Result<Read, FormatError> {
-        let (file, len) = crate::input::open_file(path)?;
-        let (session, diagnostics) = if len < crate::jsonl::PIPELINE_MIN as u64 {
-            let bytes = crate::input::read_capped(path, file, len)?;
-            read::read(path, &bytes, false)
-        } else {
-            // A large file is read as it is parsed, never whole in memory,
-            // and refused past the input cap (it may grow while read) as a
-            // whole read would be.
-            let max = crate::input::max_bytes();
-            let mut input = std::io::BufReader::with_capacity(
-                1 << 20,
-                std::io::Read::take(file, max.saturating_add(1)),
-            );
-            let read =
-                read::read_stream(path, &mut input, false).map_err(|e| FormatError::io(path, e))?;
-            if input.get_ref().limit() == 0 {
-                return Err(crate::input::too_big(path, max.saturating_add(1), max));
-            }
-            read
-        };
-        Ok(Read {
-            session,
-            diagnostics: crate::diag::summarize(diagnostics, 100),
-        })
+        read_path_to_show(path, None)
+    }
+
+    fn read_path_to_show_with(
+        &self,
+        path: &Path,
+        trim: &dyn Fn(&mut Entry),
+    ) -> Result<Read, FormatError> {
+        read_path_to_show(path, Some(trim))
     }
 
     fn validate(&self, path: &Path) -> Result<Vec<Diagnostic>, FormatError> {
@@ -341,6 +326,34 @@ fn first_session_id(path: &Path) -> Option<String> {
                 .map(str::to_string)
         });
     id
+}
+
+/// [`Format::read_path_to_show_with`], `trim` optional.
+fn read_path_to_show(path: &Path, trim: Option<read::Trim<'_>>) -> Result<Read, FormatError> {
+    let (file, len) = crate::input::open_file(path)?;
+    let (session, diagnostics) = if len < crate::jsonl::PIPELINE_MIN as u64 {
+        let bytes = crate::input::read_capped(path, file, len)?;
+        read::read(path, &bytes, false, trim)
+    } else {
+        // A large file is read as it is parsed, never whole in memory,
+        // and refused past the input cap (it may grow while read) as a
+        // whole read would be.
+        let max = crate::input::max_bytes();
+        let mut input = std::io::BufReader::with_capacity(
+            1 << 20,
+            std::io::Read::take(file, max.saturating_add(1)),
+        );
+        let read =
+            read::read_stream(path, &mut input, trim, len).map_err(|e| FormatError::io(path, e))?;
+        if input.get_ref().limit() == 0 {
+            return Err(crate::input::too_big(path, max.saturating_add(1), max));
+        }
+        read
+    };
+    Ok(Read {
+        session,
+        diagnostics: crate::diag::summarize(diagnostics, 100),
+    })
 }
 
 #[cfg(test)]

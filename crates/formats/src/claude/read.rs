@@ -23,6 +23,7 @@ use agentlog_model::{
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// One native line kept with the entry it was read into.
 struct Line {
@@ -30,6 +31,30 @@ struct Line {
     raw: Value,
     /// For merged chunks: the indices of the message blocks this line held.
     blocks: Option<Vec<usize>>,
+}
+
+/// What merging the chunks of a response and checking the content look at
+/// in the first record of an entry.
+#[derive(Default)]
+struct Head {
+    request_id: Option<Value>,
+    sidechain: Option<Value>,
+    /// Whether the record's `message` is an object with `content`.
+    has_content: bool,
+    /// Whether the record's `message` is an object with `usage`.
+    has_usage: bool,
+}
+
+impl Head {
+    fn of(o: &Map<String, Value>) -> Head {
+        let message = o.get("message").and_then(Value::as_object);
+        Head {
+            request_id: o.get("requestId").cloned(),
+            sidechain: o.get("isSidechain").cloned(),
+            has_content: message.is_some_and(|m| m.contains_key("content")),
+            has_usage: message.is_some_and(|m| m.contains_key("usage")),
+        }
+    }
 }
 
 /// Record types that are session metadata, kept as custom entries.
@@ -165,6 +190,9 @@ struct Reader<'a> {
     path: &'a Path,
     diags: Vec<Diagnostic>,
     entries: Vec<Entry>,
+    /// Per entry, what its first record says of merging and content.
+    heads: Vec<Head>,
+    /// Per entry, its native lines (only to write the session back).
     lines: Vec<Vec<Line>>,
     /// Native uuid (first occurrence) to entry index.
     by_uuid: HashMap<String, usize>,
@@ -184,12 +212,33 @@ struct Reader<'a> {
     /// False when the session is read only to be shown: the lines' patches
     /// are not worked out.
     to_write_back: bool,
+    /// Applied to each entry once no later record can change it (see
+    /// [`Trim`]).
+    trim: Option<Trim<'a>>,
+    /// The entries before this index are final ([`Reader::seal_before`]).
+    sealed: usize,
+    /// When trimmed: the `sessionId` each sealed entry's record carried
+    /// (trimming may drop the field; `finish` names the session after the
+    /// leaf's).
+    session_ids: Vec<Option<Rc<str>>>,
+    /// The `tool-results` directories persisted outputs are read from,
+    /// once looked up.
+    persisted: Option<Vec<PathBuf>>,
 }
+
+/// What is done to each entry of a session read to be shown once the
+/// reader is done with it (see [`crate::Format::read_path_to_show_with`]).
+pub(crate) type Trim<'a> = &'a dyn Fn(&mut Entry);
 
 /// Reads the bytes of a Claude transcript at `path`; with `to_write_back`,
 /// also what writing it back line for line needs (see `record_lines`).
-pub(crate) fn read(path: &Path, bytes: &[u8], to_write_back: bool) -> (Session, Vec<Diagnostic>) {
-    let mut r = Reader::new(path, to_write_back);
+pub(crate) fn read(
+    path: &Path,
+    bytes: &[u8],
+    to_write_back: bool,
+    trim: Option<Trim<'_>>,
+) -> (Session, Vec<Diagnostic>) {
+    let mut r = Reader::new(path, to_write_back, trim);
     crate::jsonl::each_value(path, bytes, |n, v| match v {
         Ok(v) => r.record(n, v),
         Err(d) => r.diags.push(d),
@@ -197,14 +246,24 @@ pub(crate) fn read(path: &Path, bytes: &[u8], to_write_back: bool) -> (Session, 
     r.finish()
 }
 
-/// [`read`] from a stream (see [`crate::jsonl::each_value_read`]); the
-/// error that stopped reading `input`, if any.
+/// [`read`] from a stream of about `len` bytes (see
+/// [`crate::jsonl::each_value_read`]); the error that stopped reading
+/// `input`, if any.
 pub(crate) fn read_stream(
     path: &Path,
     input: impl std::io::BufRead + Send,
-    to_write_back: bool,
+    trim: Option<Trim<'_>>,
+    len: u64,
 ) -> std::io::Result<(Session, Vec<Diagnostic>)> {
-    let mut r = Reader::new(path, to_write_back);
+    let mut r = Reader::new(path, false, trim);
+    // Room for an entry per 512 bytes, more than a transcript has: the
+    // entries are then never moved as they grow (moving 50 MB of them
+    // into fresh pages was a tenth of reading a 113 MB session), and what
+    // is never used is never touched. At most 2^20 (650 MB of address
+    // space); none when that much cannot be had.
+    let _ = r
+        .entries
+        .try_reserve_exact((len / 512).min(1 << 20) as usize);
     crate::jsonl::each_value_read(path, input, |n, v| match v {
         Ok(v) => r.record(n, v),
         Err(d) => r.diags.push(d),
@@ -213,12 +272,17 @@ pub(crate) fn read_stream(
 }
 
 impl<'a> Reader<'a> {
-    fn new(path: &'a Path, to_write_back: bool) -> Reader<'a> {
+    fn new(path: &'a Path, to_write_back: bool, trim: Option<Trim<'a>>) -> Reader<'a> {
         Reader {
             to_write_back,
+            trim: trim.filter(|_| !to_write_back),
+            sealed: 0,
+            session_ids: Vec::new(),
+            persisted: None,
             path,
             diags: Vec::new(),
             entries: Vec::new(),
+            heads: Vec::new(),
             lines: Vec::new(),
             by_uuid: HashMap::new(),
             alias: HashMap::new(),
@@ -286,12 +350,13 @@ impl Reader<'_> {
                     format!("record repeats the uuid {u} of the record before it (a resumed session replaying it); kept with it"),
                 ));
                 self.alias.insert(u.to_string(), self.entries[p].id.clone());
-                let raw = self.kept(&o);
-                self.lines[p].push(Line {
-                    number: n,
-                    raw,
-                    blocks: None,
-                });
+                if self.to_write_back {
+                    self.lines[p].push(Line {
+                        number: n,
+                        raw: Value::Object(o),
+                        blocks: None,
+                    });
+                }
                 return;
             }
         }
@@ -312,7 +377,8 @@ impl Reader<'_> {
         };
         // What is read of the record as a whole, before its parts are
         // moved into the entry.
-        let raw = self.kept(&o);
+        let head = Head::of(&o);
+        let raw = self.to_write_back.then(|| Value::Object(o.clone()));
         let timestamp = timestamp_of(&o);
         let links = Links {
             parent: match o.get("parentUuid") {
@@ -355,63 +421,43 @@ impl Reader<'_> {
         if let Some(u) = uuid {
             self.by_uuid.entry(u).or_insert(self.entries.len());
         }
-        self.push(entry, n, raw);
+        self.push(entry, n, head, raw);
     }
 
-    /// Adds `entry`, read from line `n`, with `raw`, what is kept of the
-    /// line ([`Reader::kept`]).
-    fn push(&mut self, entry: Entry, n: u64, raw: Value) {
+    /// Adds `entry`, read from line `n`, with the `head` of its record and,
+    /// to write the session back, the record `raw`. Only that keeps whole
+    /// records: a 113 MB session's records kept doubled its memory.
+    fn push(&mut self, entry: Entry, n: u64, head: Head, raw: Option<Value>) {
         if let EntryKind::Message(m) = &entry.kind {
             if !m.sidechain {
                 self.last_main = Some(entry.id.clone());
             }
         }
+        // Only the entry last pushed takes later chunks (`try_merge`).
+        self.seal_before(self.entries.len());
         self.prev = Some(self.entries.len());
         self.entries.push(entry);
-        self.lines.push(vec![Line {
-            number: n,
-            raw,
-            blocks: None,
-        }]);
-    }
-
-    /// What is kept of a record's JSON until `finish`: all of it to write
-    /// the session back line for line; to show it, only what merging the
-    /// chunks of a response and checking the content look at (the request
-    /// id, the sidechain flag, whether the message has content and usage).
-    /// A 113 MB session's records kept whole doubled its memory, and
-    /// allocating and freeing it was a fifth of reading it.
-    fn kept(&self, o: &Map<String, Value>) -> Value {
-        if self.to_write_back {
-            return Value::Object(o.clone());
+        self.heads.push(head);
+        if let Some(raw) = raw {
+            self.lines.push(vec![Line {
+                number: n,
+                raw,
+                blocks: None,
+            }]);
         }
-        let mut slim = Map::new();
-        for key in ["requestId", "isSidechain"] {
-            if let Some(x) = o.get(key) {
-                slim.insert(key.to_string(), x.clone());
-            }
-        }
-        if let Some(m) = o.get("message").and_then(Value::as_object) {
-            let present = ["content", "usage"]
-                .into_iter()
-                .filter(|k| m.contains_key(*k))
-                .map(|k| (k.to_string(), Value::Null));
-            slim.insert("message".into(), Value::Object(present.collect()));
-        }
-        Value::Object(slim)
     }
 
     fn push_unknown(&mut self, n: u64, record_type: Option<String>, raw: Value) {
         let id = format!("line-{n}");
         let parent = self.chain_after_prev(&id);
-        let kept = match &raw {
-            Value::Object(o) => self.kept(o),
-            _ if self.to_write_back => raw.clone(),
-            _ => Value::Object(Map::new()),
+        let head = match &raw {
+            Value::Object(o) => Head::of(o),
+            _ => Head::default(),
         };
+        let kept = self.to_write_back.then(|| raw.clone());
         let mut e = Entry::new(id, parent, EntryKind::Unknown { record_type, raw });
         e.line = Some(n);
-        self.push(e, n, kept);
+        self.push(e, n, head, kept);
     }
 
     /// Returns the id of the previous entry and records that the uuid-less
@@ -495,7 +541,7 @@ impl Reader<'_> {
         uuid: Option<&str>,
     ) -> Result<(), Map<String, Value>> {
         let Some(p) = self.prev else { return Err(o) };
-        let continues = |m: &Message, first: &Value| {
+        let continues = |m: &Message, first: &Head| {
             let Some(msg) = o.get("message").and_then(Value::as_object) else {
                 return false;
             };
@@ -503,21 +549,17 @@ impl Reader<'_> {
             mid.is_some()
                 && m.role == Role::Assistant
                 && m.id.as_deref() == mid
-                && first.get("requestId") == o.get("requestId")
-                && first.get("isSidechain") == o.get("isSidechain")
+                && first.request_id.as_ref() == o.get("requestId")
+                && first.sidechain.as_ref() == o.get("isSidechain")
                 && msg.get("role").and_then(Value::as_str) == Some("assistant")
         };
-        let first = &self.lines[p][0].raw;
+        let first = &self.heads[p];
         let m = match &mut self.entries[p].kind {
             EntryKind::Message(m) if continues(m, first) => m,
             _ => return Err(o),
         };
         // Only writing back looks at a merged chunk's own record.
-        let raw = if self.to_write_back {
-            Value::Object(o.clone())
-        } else {
-            Value::Null
-        };
+        let raw = self.to_write_back.then(|| Value::Object(o.clone()));
         let msg = match o.remove("message") {
             Some(Value::Object(msg)) => msg,
             _ => Map::new(),
@@ -542,11 +584,13 @@ impl Reader<'_> {
         if let Some(u) = uuid {
             self.alias.insert(u.to_string(), self.entries[p].id.clone());
         }
-        self.lines[p].push(Line {
-            number: n,
-            raw,
-            blocks: Some(indices),
-        });
+        if let Some(raw) = raw {
+            self.lines[p].push(Line {
+                number: n,
+                raw,
+                blocks: Some(indices),
+            });
+        }
         Ok(())
     }
 
@@ -702,9 +746,9 @@ impl Reader<'_> {
     }
 
     fn finish(mut self) -> (Session, Vec<Diagnostic>) {
+        self.seal_before(self.entries.len());
         self.pair_tools();
         self.fill_compactions();
-        self.load_persisted_outputs();
         self.check_content();
         if self.to_write_back {
             self.record_lines();
@@ -726,7 +770,19 @@ impl Reader<'_> {
         let leaf_session = leaf.as_deref().and_then(|l| {
             let tree = agentlog_model::Tree::new(&self.entries);
             let path = tree.path_to_root(l);
-            path.iter().rev().find_map(|e| entry_session_id(e))
+            if self.trim.is_none() {
+                return path.iter().rev().find_map(|e| entry_session_id(e));
+            }
+            let at: HashMap<&str, usize> = self
+                .entries
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (e.id.as_str(), i))
+                .collect();
+            path.iter().rev().find_map(|e| {
+                let id = self.session_ids.get(*at.get(e.id.as_str())?)?;
+                id.as_deref().map(str::to_string)
+            })
         });
         let meta = self.session_meta(leaf_session);
         let ids: std::collections::HashSet<&str> =
@@ -754,12 +810,9 @@ impl Reader<'_> {
     }
 
     fn check_content(&mut self) {
-        for (e, lines) in self.entries.iter().zip(&self.lines) {
+        for (e, head) in self.entries.iter().zip(&self.heads) {
             if let EntryKind::Message(_) = &e.kind {
-                let raw = &lines[0].raw;
-                if raw.get("message").and_then(|m| m.get("content")).is_none()
-                    && raw.get("message").and_then(|m| m.get("usage")).is_none()
-                {
+                if !head.has_content && !head.has_usage {
                     self.diags.push(Diagnostic::warning(
                         self.path,
                         e.line,
@@ -769,6 +822,35 @@ impl Reader<'_> {
                 }
             }
         }
+    }
+
+    /// Makes the entries before `end` final: loads their persisted
+    /// outputs and, when the session is trimmed, trims them (a long
+    /// session's extras then never pile up: most of a Claude record's
+    /// bytes beyond its message are a second copy of the tool output).
+    fn seal_before(&mut self, end: usize) {
+        if self.sealed >= end {
+            return;
+        }
+        if self.persisted.is_none() {
+            self.persisted = Some(tool_result_dirs(self.path));
+        }
+        let dirs = self.persisted.as_deref().unwrap_or(&[]);
+        for e in &mut self.entries[self.sealed..end] {
+            if !dirs.is_empty() {
+                load_persisted_output(dirs, e);
+            }
+            if let Some(trim) = self.trim {
+                let id = entry_session_id(e).map(Rc::<str>::from);
+                let id = match (id, self.session_ids.last()) {
+                    (Some(id), Some(Some(last))) if *last == id => Some(last.clone()),
+                    (id, _) => id,
+                };
+                self.session_ids.push(id);
+                trim(e);
+            }
+        }
+        self.sealed = end;
     }
 
     /// Names the tool of each tool result after its call.
@@ -808,40 +890,6 @@ impl Reader<'_> {
             if let EntryKind::Compaction { summary, .. } = &mut e.kind {
                 if let Some((_, text)) = summaries.iter().find(|(p, _)| p.as_deref() == Some(&id)) {
                     *summary = text.clone();
-                }
-            }
-        }
-    }
-
-    /// Replaces persisted-output previews with the full output stored in
-    /// the session's `tool-results` directory (only files inside it).
-    fn load_persisted_outputs(&mut self) {
-        let dirs = tool_result_dirs(self.path);
-        if dirs.is_empty() {
-            return;
-        }
-        for e in &mut self.entries {
-            let declared = e
-                .extra
-                .get("toolUseResult")
-                .and_then(|t| t.get("persistedOutputPath"))
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            let EntryKind::Message(m) = &mut e.kind else {
-                continue;
-            };
-            for b in &mut m.content {
-                let BlockKind::ToolResult { content, .. } = &mut b.kind else {
-                    continue;
-                };
-                let text: String = content.iter().filter_map(Block::plain_text).collect();
-                if !text.contains("<persisted-output>") {
-                    continue;
-                }
-                let target = declared.clone().or_else(|| saved_path(&text));
-                let Some(target) = target else { continue };
-                if let Some(full) = read_inside(&dirs, Path::new(&target)) {
-                    *content = vec![Block::text(full)];
                 }
             }
         }
@@ -1039,6 +1087,35 @@ fn tool_result_dirs(path: &Path) -> Vec<PathBuf> {
     out.into_iter()
         .filter_map(|d| std::fs::canonicalize(d).ok())
         .collect()
+}
+
+/// Replaces the persisted-output previews of `e` with the full output
+/// stored in the session's `tool-results` directories `dirs` (only files
+/// inside them).
+fn load_persisted_output(dirs: &[PathBuf], e: &mut Entry) {
+    let declared = e
+        .extra
+        .get("toolUseResult")
+        .and_then(|t| t.get("persistedOutputPath"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let EntryKind::Message(m) = &mut e.kind else {
+        return;
+    };
+    for b in &mut m.content {
+        let BlockKind::ToolResult { content, .. } = &mut b.kind else {
+            continue;
+        };
+        let text: String = content.iter().filter_map(Block::plain_text).collect();
+        if !text.contains("<persisted-output>") {
+            continue;
+        }
+        let target = declared.clone().or_else(|| saved_path(&text));
+        let Some(target) = target else { continue };
+        if let Some(full) = read_inside(dirs, Path::new(&target)) {
+            *content = vec![Block::text(full)];
+        }
+    }
 }
 
 fn saved_path(text: &str) -> Option<String> {
