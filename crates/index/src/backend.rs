@@ -342,6 +342,9 @@ pub trait Backend: Send {
 /// is not to be written back into its own format): from `kept`, the bytes
 /// a backend keeps of it ([`Backend::original`]), else from its file.
 ///
+/// `trim` is applied to every entry (to drop what is not shown; see
+/// [`agentlog_formats::Format::read_path_to_show_with`]).
+///
 /// Kept bytes are read under a folder that cannot exist (`/dev/null` is
 /// not one) by the file's own name: what formats take from names (ids,
 /// dates) stays, and no file beside it on this machine is taken for part
@@ -350,6 +353,7 @@ pub trait Backend: Send {
 pub fn read_session(
     info: &SessionInfo,
     kept: Option<&[u8]>,
+    trim: &dyn Fn(&mut agentlog_model::Entry),
 ) -> Result<agentlog_formats::Read, IndexError> {
     let fail = |message: String| IndexError::Session {
         path: info.path.clone(),
@@ -360,7 +364,7 @@ pub fn read_session(
     let path = std::path::Path::new(&info.path);
     let Some(bytes) = kept else {
         return format
-            .read_path_to_show(path)
+            .read_path_to_show_with(path, trim)
             .map_err(|e| fail(e.to_string()));
     };
     let name = path
@@ -370,6 +374,7 @@ pub fn read_session(
     let mut read = format
         .read_bytes_to_show(&std::path::Path::new("/dev/null").join(name), bytes)
         .map_err(|e| fail(format!("{} (the bytes kept of it): {e}", info.path)))?;
+    read.session.entries.iter_mut().for_each(trim);
     if read.session.meta.cwd.is_none() {
         read.session.meta.cwd = info.project.clone();
     }

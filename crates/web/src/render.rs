@@ -77,28 +77,37 @@ const TOOL_USE_RESULT: &str = "toolUseResult";
 /// output twice (in the result block and again in `toolUseResult`), and
 /// dropping the second copy takes about a fifth off an export's redaction.
 pub fn keep_shown(session: &mut Session) {
-    for e in &mut session.entries {
-        if !e.extra.is_empty() {
-            let agent = e
-                .extra
-                .get(TOOL_USE_RESULT)
-                .and_then(|t| t.get("agentId"))
-                .filter(|a| a.is_string())
-                .cloned();
-            e.extra
-                .retain(|k, _| k.as_str() == agentlog_model::DERIVED_FROM);
-            if let Some(agent) = agent {
-                e.extra.insert(
-                    TOOL_USE_RESULT.into(),
-                    Value::Object([("agentId".to_string(), agent)].into_iter().collect()),
-                );
-            }
+    session.entries.iter_mut().for_each(keep_shown_entry);
+}
+
+/// [`keep_shown`] for one entry: what a reader may apply to each entry as
+/// it reads ([`agentlog_formats::Format::read_path_to_show_with`]).
+pub fn keep_shown_entry(e: &mut Entry) {
+    if !e.extra.is_empty() {
+        let agent = e
+            .extra
+            .get(TOOL_USE_RESULT)
+            .and_then(|t| t.get("agentId"))
+            .filter(|a| a.is_string())
+            .cloned();
+        // A new map, not the old one retained: its table would stay the
+        // size of every field the record had.
+        let derived = e.extra.swap_remove(agentlog_model::DERIVED_FROM);
+        e.extra = Default::default();
+        if let Some(d) = derived {
+            e.extra.insert(agentlog_model::DERIVED_FROM.into(), d);
         }
-        if let EntryKind::Message(m) = &mut e.kind {
-            m.extra = Default::default();
-            for b in &mut m.content {
-                b.extra = Default::default();
-            }
+        if let Some(agent) = agent {
+            e.extra.insert(
+                TOOL_USE_RESULT.into(),
+                Value::Object([("agentId".to_string(), agent)].into_iter().collect()),
+            );
+        }
+    }
+    if let EntryKind::Message(m) = &mut e.kind {
+        m.extra = Default::default();
+        for b in &mut m.content {
+            b.extra = Default::default();
         }
     }
 }

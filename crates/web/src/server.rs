@@ -306,8 +306,13 @@ impl App {
                 "the server keeps no bytes of {path}"
             )));
         }
-        let mut read = agentlog_index::backend::read_session(&info, kept.as_deref())?;
-        crate::render::keep_shown(&mut read.session);
+        // What no page shows is dropped as the session is read: a long
+        // session's extras never pile up in memory.
+        let mut read = agentlog_index::backend::read_session(
+            &info,
+            kept.as_deref(),
+            &crate::render::keep_shown_entry,
+        )?;
         if let Some(r) = self.redactor()? {
             r.session(&mut read.session);
         }

@@ -6,7 +6,7 @@
 use agentlog_formats::registry;
 use agentlog_model::Session;
 use agentlog_web::pages::export_session_with;
-use agentlog_web::render::keep_shown;
+use agentlog_web::render::{keep_shown, keep_shown_entry};
 use std::path::{Path, PathBuf};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures");
@@ -61,6 +61,14 @@ fn a_page_is_the_same_after_what_no_page_shows_is_dropped() {
         if pruned != read.session {
             dropped += 1;
         }
+        // Dropped as the session is read (what the viewer reads), the same.
+        let mut shown_after = format.read_path_to_show(path).unwrap().session;
+        keep_shown(&mut shown_after);
+        let as_read = format
+            .read_path_to_show_with(path, &keep_shown_entry)
+            .unwrap()
+            .session;
+        assert!(as_read == shown_after, "{shown}: trimmed as read differs");
         checked += 1;
     }
     // The sample files of every agent are there, and most of them keep

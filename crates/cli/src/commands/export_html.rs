@@ -6,6 +6,7 @@ use crate::load;
 use agentlog_index::backend::read_session;
 use agentlog_index::PageParams;
 use agentlog_web::files::{export_all, read_subagents, session_page_with, write_page};
+use agentlog_web::render::keep_shown_entry;
 use anyhow::bail;
 use std::process::ExitCode;
 
@@ -61,7 +62,7 @@ pub fn cmd_export_html(args: &Args, one: Option<(&str, Option<&str>)>) -> anyhow
             }
             let read = |s: &agentlog_index::SessionInfo| {
                 let kept = db.original_at(&s.path)?;
-                read_session(s, Some(&kept))
+                read_session(s, Some(&kept), &keep_shown_entry)
             };
             export_all(page.sessions, dir, !args.no_redact, &read, false)?
         }
@@ -76,7 +77,7 @@ pub fn cmd_export_html(args: &Args, one: Option<(&str, Option<&str>)>) -> anyhow
                 page.sessions,
                 dir,
                 !args.no_redact,
-                &|s| read_session(s, None),
+                &|s| read_session(s, None, &keep_shown_entry),
                 true,
             )?
         }
