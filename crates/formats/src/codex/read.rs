@@ -599,9 +599,8 @@ impl Reader<'_> {
             }
         }
         for (id, usage) in assignments {
-            if let Some(EntryKind::Message(m)) = at
-                .get(&id)
-                .map(|&i| &mut self.session.entries[i].kind)
+            if let Some(EntryKind::Message(m)) =
+                at.get(&id).map(|&i| &mut self.session.entries[i].kind)
             {
                 match &mut m.usage {
                     Some(u) => u.add(&usage),

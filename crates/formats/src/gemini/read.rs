@@ -209,9 +209,11 @@ impl Log {
     fn message(&mut self, msg_id: String, e: Entry) {
         match self.current.get(&msg_id).copied() {
             Some(old) => {
-                // Re-appended: the new version takes the old one's place.
+                // Re-appended: the new version takes the old one's place
+                // (looked for from the end, where it usually is: an index
+                // is in `seq` at most once).
                 let idx = self.push(e, false);
-                if let Some(pos) = self.seq.iter().position(|&i| i == old) {
+                if let Some(pos) = self.seq.iter().rposition(|&i| i == old) {
                     self.seq.insert(pos + 1, idx);
                 } else {
                     self.seq.push(idx);
@@ -230,7 +232,7 @@ impl Log {
         let pos = self
             .current
             .get(to)
-            .and_then(|&idx| self.seq.iter().position(|&i| i == idx));
+            .and_then(|&idx| self.seq.iter().rposition(|&i| i == idx));
         let cut = match pos {
             // The superseded versions sit right before the current one.
             Some(mut p) => {
@@ -291,14 +293,6 @@ fn compression_summary(
 /// Reads a current `session-*.jsonl` event log.
 fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
     let mut diags = Vec::new();
-    let values = jsonl::parse_values(path, bytes, &mut diags);
-    if values.is_empty() && diags.iter().any(|d| d.code == "invalid-json") {
-        return Err(FormatError::invalid(
-            path,
-            diags.first().and_then(|d| d.line),
-            "not a Gemini CLI chat: neither one JSON object nor JSON lines",
-        ));
-    }
     let mut meta = new_meta(path, JSONL);
     let mut fields = Map::new();
     let mut log = Log {
@@ -310,7 +304,15 @@ fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         seen_ids: HashSet::new(),
         compactions: HashMap::new(),
     };
-    for (line, value) in values {
+    // Parsed on a second thread a few batches ahead of this (for a large
+    // file), never all of it at once.
+    let mut values = 0usize;
+    jsonl::each_value(path, bytes, |line, value| {
+        let value = match value {
+            Ok(v) => v,
+            Err(d) => return diags.push(d),
+        };
+        values += 1;
         let id = format!("L{line}");
         let event = |t: &str, v: Value| EntryKind::Event {
             source: FORMAT_NAME.into(),
@@ -337,7 +339,7 @@ fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
                 }),
                 true,
             );
-            continue;
+            return;
         };
         if let Some(to) = obj.get("$rewindTo").and_then(Value::as_str) {
             let to = to.to_string();
@@ -472,6 +474,13 @@ fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
                 true,
             );
         }
+    });
+    if values == 0 && diags.iter().any(|d| d.code == "invalid-json") {
+        return Err(FormatError::invalid(
+            path,
+            diags.first().and_then(|d| d.line),
+            "not a Gemini CLI chat: neither one JSON object nor JSON lines",
+        ));
     }
     // Superseded versions become events holding the record: the current
     // version is the message, and its usage is counted once. A version
