@@ -36,58 +36,39 @@ pub(super) fn file_stem(path: &Path) -> String {
 
 pub(super) fn read_log(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
     let mut diags = Vec::new();
-    let values = jsonl::parse_values(path, bytes, &mut diags);
-    let mut records = values.into_iter().peekable();
-    let meta = match records.peek() {
-        Some((line, Value::Object(h)))
-            if h.get("type").and_then(Value::as_str) == Some("header") =>
-        {
-            let meta = header::decode(h, &file_stem(path));
-            check_version(path, *line, &meta, &mut diags);
-            records.next();
-            meta
-        }
-        Some((line, first)) => {
-            diags.push(Diagnostic::warning(
-                path,
-                Some(*line),
-                "missing-header",
-                "the first record is not a header; session metadata is incomplete",
-            ));
-            let id =
-                jsonl::str_field(first, "run_id").map_or_else(|| file_stem(path), str::to_string);
-            let mut meta = SessionMeta::new(id, Agent::Codelia);
-            meta.format = Some("codelia".into());
-            meta
-        }
-        None => {
-            return Err(FormatError::invalid(
-                path,
-                None,
-                "no codelia record in the file",
-            ));
-        }
-    };
-    let mut session = Session::new(meta);
+    // Made from the first record (the header, when it is one).
+    let mut session: Option<Session> = None;
     let mut check = OrderCheck::default();
     let mut prev: Option<String> = None;
-    for (line, value) in records {
-        let entry = read_record(path, line, value, &mut prev, &mut diags);
-        check.see(path, &entry, &mut diags);
-        let derived = conversation_of(&entry);
-        session.push(entry);
-        for (i, m) in derived.into_iter().enumerate() {
-            let Some(from) = prev.clone() else { break };
-            let mut e = Entry::new(
-                format!("{from}.m{i}"),
-                Some(from.clone()),
-                EntryKind::Message(m),
-            );
-            e.extra.insert(DERIVED_FROM.into(), Value::String(from));
-            prev = Some(e.id.clone());
-            session.push(e);
-        }
-    }
+    // Parsed on a second thread a few batches ahead of this (for a large
+    // file), never all of it at once.
+    jsonl::each_value(path, bytes, |line, value| {
+        let value = match value {
+            Ok(v) => v,
+            Err(d) => return diags.push(d),
+        };
+        let session = match &mut session {
+            Some(s) => s,
+            None => {
+                let meta = first_meta(path, line, &value, &mut diags);
+                let s = session.insert(Session::new(meta));
+                if is_header(&value) {
+                    return;
+                }
+                s
+            }
+        };
+        record(
+            path, line, value, session, &mut prev, &mut check, &mut diags,
+        );
+    });
+    let Some(mut session) = session else {
+        return Err(FormatError::invalid(
+            path,
+            None,
+            "no codelia record in the file",
+        ));
+    };
     if !check.ended {
         diags.push(Diagnostic::info(
             path,
@@ -108,6 +89,58 @@ pub(super) fn read_log(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         session,
         diagnostics: diags,
     })
+}
+
+fn is_header(v: &Value) -> bool {
+    v.get("type").and_then(Value::as_str) == Some("header")
+}
+
+/// The session's metadata from the first record `first`, read from line
+/// `line`: the header's, or what a run without one gives.
+fn first_meta(path: &Path, line: u64, first: &Value, diags: &mut Vec<Diagnostic>) -> SessionMeta {
+    if let Some(h) = first.as_object().filter(|_| is_header(first)) {
+        let meta = header::decode(h, &file_stem(path));
+        check_version(path, line, &meta, diags);
+        return meta;
+    }
+    diags.push(Diagnostic::warning(
+        path,
+        Some(line),
+        "missing-header",
+        "the first record is not a header; session metadata is incomplete",
+    ));
+    let id = jsonl::str_field(first, "run_id").map_or_else(|| file_stem(path), str::to_string);
+    let mut meta = SessionMeta::new(id, Agent::Codelia);
+    meta.format = Some("codelia".into());
+    meta
+}
+
+/// Adds the record `value`, read from line `line`, to `session`, with the
+/// messages it holds after it.
+fn record(
+    path: &Path,
+    line: u64,
+    value: Value,
+    session: &mut Session,
+    prev: &mut Option<String>,
+    check: &mut OrderCheck,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let entry = read_record(path, line, value, prev, diags);
+    check.see(path, &entry, diags);
+    let derived = conversation_of(&entry);
+    session.push(entry);
+    for (i, m) in derived.into_iter().enumerate() {
+        let Some(from) = prev.clone() else { break };
+        let mut e = Entry::new(
+            format!("{from}.m{i}"),
+            Some(from.clone()),
+            EntryKind::Message(m),
+        );
+        e.extra.insert(DERIVED_FROM.into(), Value::String(from));
+        *prev = Some(e.id.clone());
+        session.push(e);
+    }
 }
 
 /// The conversation a record holds, as model messages: the user prompt of
