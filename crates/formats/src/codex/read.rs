@@ -146,8 +146,9 @@ fn read_document(path: &Path, mut doc: Map<String, Value>) -> Read {
             extra: Extra::new(),
         });
     }
-    let messages = r.response_messages(&recs);
-    for (rec, msg) in recs.into_iter().zip(messages) {
+    r.count_response_texts(&recs);
+    for rec in recs {
+        let msg = response_message(&rec);
         r.record(rec, msg);
     }
     r.finish();
@@ -205,8 +206,9 @@ pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
             Err((line, raw)) => r.unknown(line, raw),
         }
     }
-    let messages = r.response_messages(&recs);
-    for (rec, msg) in recs.into_iter().zip(messages) {
+    r.count_response_texts(&recs);
+    for rec in recs {
+        let msg = response_message(&rec);
         r.record(rec, msg);
     }
     r.finish();
@@ -246,6 +248,15 @@ fn file_id(path: &Path) -> String {
         }
     }
     stem
+}
+
+/// The message of the response item `rec`, if it is one.
+fn response_message(rec: &Rec) -> Option<Message> {
+    let obj = rec
+        .payload
+        .as_object()
+        .filter(|_| rec.env == "response_item")?;
+    item_to_message(obj)
 }
 
 fn text_key(m: &Message) -> (bool, String) {
@@ -308,25 +319,27 @@ impl Reader<'_> {
         self.push(kind, None, Extra::new(), line);
     }
 
-    /// Reads the message of every response item, once (for
-    /// [`Reader::record`]), counting the texts of user and assistant
-    /// messages that their event copies will repeat.
-    fn response_messages(&mut self, recs: &[Rec]) -> Vec<Option<Message>> {
-        recs.iter()
-            .map(|rec| {
-                let obj = rec
-                    .payload
-                    .as_object()
-                    .filter(|_| rec.env == "response_item")?;
-                let m = item_to_message(obj)?;
-                if obj.get("type").and_then(Value::as_str) == Some("message")
-                    && matches!(m.role, Role::User | Role::Assistant)
-                {
+    /// Counts the texts of the user and assistant messages among the
+    /// response items of `recs`, which their event copies will repeat.
+    /// Each message is made again when its record is read
+    /// ([`response_message`]): holding all of them beside the records
+    /// doubled a long rollout's memory.
+    fn count_response_texts(&mut self, recs: &[Rec]) {
+        for rec in recs {
+            let Some(obj) = rec
+                .payload
+                .as_object()
+                .filter(|_| rec.env == "response_item")
+                .filter(|o| o.get("type").and_then(Value::as_str) == Some("message"))
+            else {
+                continue;
+            };
+            if let Some(m) = item_to_message(obj) {
+                if matches!(m.role, Role::User | Role::Assistant) {
                     *self.pending_texts.entry(text_key(&m)).or_default() += 1;
                 }
-                Some(m)
-            })
-            .collect()
+            }
+        }
     }
 
     fn push(&mut self, kind: EntryKind, ts: Option<Timestamp>, extra: Extra, line: u64) -> String {
@@ -356,8 +369,8 @@ impl Reader<'_> {
         self.push(kind, rec.timestamp, rec.extra, rec.line);
     }
 
-    /// Reads one record; `msg` is the message of a response item, read
-    /// before ([`Reader::response_messages`]).
+    /// Reads one record; `msg` is the message of a response item
+    /// ([`response_message`]).
     fn record(&mut self, rec: Rec, msg: Option<Message>) {
         let replayed = match rec.env.as_str() {
             "session_meta" if self.gate.active => true,
