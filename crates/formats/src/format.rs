@@ -133,7 +133,9 @@ pub trait Format: Send + Sync {
     /// (to drop what a page does not show). A format may trim each entry as
     /// soon as it is done with it, so what is dropped never piles up while
     /// a long session is read; the session is the same as trimming every
-    /// entry after the read.
+    /// entry after the read as long as `trim` touches only native fields
+    /// (the `extra` maps of the entry, its message and blocks), never ids,
+    /// links, roles or content, which a reader may still look at.
     fn read_path_to_show_with(
         &self,
         path: &Path,

@@ -898,8 +898,10 @@ fn trimmed_after(mut read: agentlog_formats::Read) -> Value {
 #[test]
 fn a_session_trimmed_as_it_is_read_is_the_session_trimmed_after_it() {
     // Every sample file (read whole), then all of them in one file past
-    // the size read as it is parsed (every session id but the last
-    // repeated, so the session is named after the leaf's).
+    // the size read as it is parsed, ending in a leaf whose record has no
+    // session id under one whose record has a new one, and a sidechain
+    // after it with another (the last seen): the session is named after
+    // the leaf's, which trimming dropped.
     let dir = tempfile::tempdir().unwrap();
     let large = dir.path().join("large.jsonl");
     let mut body = Vec::new();
@@ -913,10 +915,14 @@ fn a_session_trimmed_as_it_is_read_is_the_session_trimmed_after_it() {
     while bytes.len() < agentlog_formats::jsonl::PIPELINE_MIN + (1 << 20) {
         bytes.extend_from_slice(&body);
     }
-    bytes.extend_from_slice(
-        br#"{"type":"user","uuid":"last-one","sessionId":"the-leaf-session","message":{"role":"user","content":"bye"}}"#,
-    );
-    bytes.push(b'\n');
+    for line in [
+        r#"{"type":"user","uuid":"leaf-parent","sessionId":"the-leaf-session","message":{"role":"user","content":"almost"}}"#,
+        r#"{"type":"user","uuid":"leaf","parentUuid":"leaf-parent","message":{"role":"user","content":"bye"}}"#,
+        r#"{"type":"assistant","uuid":"aside","parentUuid":"leaf","isSidechain":true,"sessionId":"a-later-session","message":{"role":"assistant","content":[{"type":"text","text":"aside"}]}}"#,
+    ] {
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+    }
     std::fs::write(&large, &bytes).unwrap();
     let mut checked = 0;
     for p in all_fixtures().iter().chain([&large]) {
