@@ -19,13 +19,23 @@ pub struct Line<'a> {
 
 /// Splits `bytes` into lines, skipping a UTF-8 byte-order mark.
 pub fn lines(bytes: &[u8]) -> impl Iterator<Item = Line<'_>> {
-    let start = if bytes.starts_with(b"\xEF\xBB\xBF") {
+    lines_at(bytes, bom_len(bytes), 0)
+}
+
+/// The length of the UTF-8 byte-order mark `bytes` starts with, if any.
+fn bom_len(bytes: &[u8]) -> usize {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
         3
     } else {
         0
-    };
+    }
+}
+
+/// The lines of `bytes` from offset `start` (a line's start), numbered on
+/// from `before`, the number of lines before it.
+fn lines_at(bytes: &[u8], start: usize, before: u64) -> impl Iterator<Item = Line<'_>> {
     let mut pos = start;
-    let mut number = 0u64;
+    let mut number = before;
     std::iter::from_fn(move || {
         if pos >= bytes.len() {
             return None;
@@ -96,9 +106,57 @@ pub fn is_blank(bytes: &[u8]) -> bool {
 /// Parses every non-blank line as JSON. A line that is not valid UTF-8 or
 /// not valid JSON becomes a diagnostic (`torn-tail` when it is the last line
 /// and has no newline, a write that was cut short) and is skipped.
+///
+/// A large input is parsed in two halves at once, the second on another
+/// thread (readers that need every record before reading the first, such
+/// as Codex's, spent half their time here).
 pub fn parse_values(path: &Path, bytes: &[u8], diags: &mut Vec<Diagnostic>) -> Vec<(u64, Value)> {
+    let start = bom_len(bytes);
+    let half = bytes.len() / 2;
+    let cut = memchr::memchr(b'\n', &bytes[half..]).map(|i| half + i + 1);
+    let (Some(cut), true) = (cut, bytes.len() >= PIPELINE_MIN && two_threads()) else {
+        return parse_lines(path, lines(bytes), diags);
+    };
+    if cut <= start {
+        return parse_lines(path, lines(bytes), diags);
+    }
+    let before = memchr::memchr_iter(b'\n', &bytes[start..cut]).count() as u64;
+    let second = |d: &mut Vec<Diagnostic>| parse_lines(path, lines_at(bytes, cut, before), d);
+    let (mut out, mut rest, rest_diags) = std::thread::scope(|scope| {
+        let other = std::thread::Builder::new()
+            .name("jsonl-parse".into())
+            .spawn_scoped(scope, || {
+                let mut d = Vec::new();
+                (second(&mut d), d)
+            });
+        let first = parse_lines(path, lines_at(&bytes[..cut], start, 0), diags);
+        let (rest, d) = match other {
+            Ok(h) => match h.join() {
+                Ok(r) => r,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            // No thread to be had: the second half here too.
+            Err(_) => {
+                let mut d = Vec::new();
+                (second(&mut d), d)
+            }
+        };
+        (first, rest, d)
+    });
+    out.append(&mut rest);
+    diags.extend(rest_diags);
+    out
+}
+
+/// Parses the non-blank `lines`, recording a diagnostic for each that is
+/// not JSON.
+fn parse_lines<'a>(
+    path: &Path,
+    lines: impl Iterator<Item = Line<'a>>,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<(u64, Value)> {
     let mut out = Vec::new();
-    for line in lines(bytes) {
+    for line in lines {
         if is_blank(line.bytes) {
             continue;
         }
@@ -365,6 +423,46 @@ mod tests {
                 (3, "torn-tail Some(3)".into())
             ]
         );
+    }
+
+    #[test]
+    fn values_parsed_in_two_halves_are_the_values_parsed_in_one() {
+        // Over PIPELINE_MIN, so parsed in two halves: valid lines, blank
+        // ones, broken ones, a line that is not UTF-8, a byte-order mark
+        // at the start and one starting a line later (not skipped there),
+        // CRLF endings and a torn tail.
+        let mut input = b"\xEF\xBB\xBF{\"first\":true}\r\n".to_vec();
+        let mut n = 0u64;
+        while input.len() < PIPELINE_MIN + 3 * BATCH_BYTES {
+            n += 1;
+            match n % 1000 {
+                7 => input.extend_from_slice(b"  \n"),
+                13 => input.extend_from_slice(b"{\"broken\": \n"),
+                17 => input.extend_from_slice(b"{\"bytes\":\"\xFF\"}\r\n"),
+                19 => input.extend_from_slice(b"\xEF\xBB\xBF{\"bom\":1}\n"),
+                _ => input.extend_from_slice(
+                    format!(
+                        "{{\"n\":{n},\"pad\":\"{}\"}}\n",
+                        "x".repeat((n % 300) as usize)
+                    )
+                    .as_bytes(),
+                ),
+            }
+        }
+        input.extend_from_slice(b"{\"torn\":");
+        let path = Path::new("big.jsonl");
+        let mut want_diags = Vec::new();
+        let want = parse_lines(path, lines(&input), &mut want_diags);
+        let mut diags = Vec::new();
+        let got = parse_values(path, &input, &mut diags);
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "the values or their numbers differ");
+        let text = |d: &[Diagnostic]| d.iter().map(|d| d.to_string()).collect::<Vec<_>>();
+        assert_eq!(text(&diags), text(&want_diags));
+        let codes = |code: &str| diags.iter().filter(|d| d.code == code).count();
+        assert!(codes("invalid-json") > 5 && codes("invalid-utf8") > 5);
+        assert_eq!(codes("torn-tail"), 1);
+        assert_eq!(got[0], (1, serde_json::json!({"first": true})));
     }
 
     #[test]
