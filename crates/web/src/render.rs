@@ -471,7 +471,7 @@ impl<'a> View<'a> {
                 let _ = write!(
                     out,
                     "<details class=\"raw\" id=\"{id}\" data-i=\"{i}\"><summary>{}</summary>",
-                    esc(e.kind_name())
+                    esc(&raw_summary(e))
                 );
                 pre(out, &json, target);
                 out.push_str("</details>");
@@ -643,6 +643,30 @@ impl<'a> View<'a> {
                 out.push_str("</details>");
             }
         }
+    }
+}
+
+/// The one-line summary of an entry shown as its JSON: its kind and,
+/// where it has one, what it is of that kind (an event's type, a custom
+/// entry's or an unknown record's type, a run's status), so a reader sees
+/// `event · token_count`, not a row of `event`s.
+fn raw_summary(e: &Entry) -> String {
+    let what = match &e.kind {
+        EntryKind::Event { event_type, .. } => Some(event_type.as_str()),
+        EntryKind::Custom { custom_type, .. } => Some(custom_type.as_str()),
+        EntryKind::Unknown {
+            record_type: Some(t),
+            ..
+        } => Some(t.as_str()),
+        EntryKind::RunStatus { status, .. } => Some(status.as_str()),
+        _ => None,
+    };
+    let what = what
+        .map(|w| clip(w.lines().next().unwrap_or(""), 80))
+        .filter(|w| !w.is_empty());
+    match what {
+        Some(w) => format!("{} · {w}", e.kind_name()),
+        None => e.kind_name().to_string(),
     }
 }
 
@@ -1112,6 +1136,43 @@ mod tests {
         let s = with_subagent_call();
         let v = View::new(&s, None, None);
         assert!(!v.entries_html(0, 2, &Target::Export).contains("subagent:"));
+    }
+
+    #[test]
+    fn an_entry_shown_as_json_is_summarized_by_its_type() {
+        let mut s = Session::new(SessionMeta::new("s1", Agent::Codex));
+        let event = |t: &str| EntryKind::Event {
+            source: "codex".into(),
+            event_type: t.into(),
+            seq: None,
+            payload: serde_json::json!({"type": t}),
+        };
+        s.push(Entry::new("e1", None, event("token_count")));
+        s.push(Entry::new(
+            "e2",
+            Some("e1".into()),
+            event("<b onclick=x>\nsecond line"),
+        ));
+        s.push(Entry::new(
+            "e3",
+            Some("e2".into()),
+            EntryKind::Unknown {
+                record_type: None,
+                raw: serde_json::json!({}),
+            },
+        ));
+        let html = View::new(&s, None, None).entries_html(0, 3, &Target::Export);
+        assert!(
+            html.contains("<summary>event · token_count</summary>"),
+            "{html}"
+        );
+        // Escaped, its first line only.
+        assert!(
+            html.contains("<summary>event · &lt;b onclick=x&gt;</summary>"),
+            "{html}"
+        );
+        // No type: the kind alone.
+        assert!(html.contains("<summary>unknown</summary>"), "{html}");
     }
 
     #[test]
