@@ -243,20 +243,25 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// Returns input + output + cache tokens.
+    /// Returns input + output + cache tokens (at most `u64::MAX`: counts
+    /// come from files, which may hold any number).
     pub fn sum(&self) -> u64 {
-        self.input + self.output + self.cache_read + self.cache_write
+        self.input
+            .saturating_add(self.output)
+            .saturating_add(self.cache_read)
+            .saturating_add(self.cache_write)
     }
 
-    /// Adds another usage into this one (extras are not merged).
+    /// Adds another usage into this one (extras are not merged); a count
+    /// stops at `u64::MAX`.
     pub fn add(&mut self, other: &Usage) {
-        self.input += other.input;
-        self.output += other.output;
-        self.cache_read += other.cache_read;
-        self.cache_write += other.cache_write;
-        self.reasoning += other.reasoning;
+        self.input = self.input.saturating_add(other.input);
+        self.output = self.output.saturating_add(other.output);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.cache_write = self.cache_write.saturating_add(other.cache_write);
+        self.reasoning = self.reasoning.saturating_add(other.reasoning);
         self.total = match (self.total, other.total) {
-            (Some(a), Some(b)) => Some(a + b),
+            (Some(a), Some(b)) => Some(a.saturating_add(b)),
             (a, b) => a.or(b),
         };
         self.cost_usd = match (self.cost_usd, other.cost_usd) {

@@ -232,6 +232,28 @@ mod tests {
     use crate::{Agent, Block, SessionMeta};
     use serde_json::json;
 
+    #[test]
+    fn token_counts_from_a_file_add_up_without_overflowing() {
+        let huge = Usage {
+            input: u64::MAX,
+            output: u64::MAX - 1,
+            total: Some(u64::MAX),
+            ..Usage::default()
+        };
+        let mut s = Session::new(SessionMeta::new("s", Agent::Claude));
+        for id in ["a", "b"] {
+            let mut m = Message::new(Role::Assistant);
+            m.usage = Some(huge.clone());
+            s.push(Entry::new(id, None, EntryKind::Message(m)));
+        }
+        let t = s.total_usage();
+        assert_eq!(
+            (t.input, t.output, t.total),
+            (u64::MAX, u64::MAX, Some(u64::MAX))
+        );
+        assert_eq!(t.sum(), u64::MAX);
+    }
+
     fn msg(role: Role, blocks: Vec<Block>) -> Message {
         let mut m = Message::new(role);
         m.content = blocks;
