@@ -302,15 +302,23 @@ pub fn session_body(
             .unwrap_or_default(),
     );
     let u = session.total_usage();
+    let counted = [u.input, u.output, u.cache_read, u.cache_write]
+        .iter()
+        .any(|&n| n > 0);
     row(
         "tokens",
-        &format!(
-            "in {} · out {} · cache read {} · cache write {}",
-            num(u.input),
-            num(u.output),
-            num(u.cache_read),
-            num(u.cache_write)
-        ),
+        &if counted {
+            format!(
+                "in {} · out {} · cache read {} · cache write {}",
+                num(u.input),
+                num(u.output),
+                num(u.cache_read),
+                num(u.cache_write)
+            )
+        } else {
+            // Some agents (jido_code, Aider, …) keep no token counts.
+            "none recorded".to_string()
+        },
     );
     let bp = view.branch_points();
     row(

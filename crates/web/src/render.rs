@@ -1176,6 +1176,31 @@ mod tests {
     }
 
     #[test]
+    fn a_session_without_token_counts_says_so() {
+        let mut s = Session::new(SessionMeta::new("s1", Agent::JidoCode));
+        s.push(Entry::new(
+            "m1",
+            None,
+            EntryKind::Message(Message::text(Role::Assistant, "hi")),
+        ));
+        let page = crate::pages::export_session_with(&s, "/h/s1.json", &[]);
+        assert!(
+            page.contains("<dt>tokens</dt><dd>none recorded</dd>"),
+            "{page}"
+        );
+        // Counts that add up past u64 are shown, not summed.
+        let mut m = Message::text(Role::Assistant, "hi");
+        m.usage = Some(Usage {
+            input: u64::MAX,
+            output: 5,
+            ..Usage::default()
+        });
+        s.entries[0].kind = EntryKind::Message(m);
+        let page = crate::pages::export_session_with(&s, "/h/s1.json", &[]);
+        assert!(page.contains(" · out 5 · "), "{page}");
+    }
+
+    #[test]
     fn agent_ids_come_from_subagent_file_names() {
         assert_eq!(
             agent_id_of_path("/h/p/s1/subagents/agent-a0ad4f44.jsonl"),
