@@ -327,10 +327,10 @@ pub fn session_body(
             "{} on this branch, {} in all{}",
             num(view.path.len() as u64),
             num(session.entries.len() as u64),
-            if bp > 0 {
-                format!(", {bp} branch points")
-            } else {
-                String::new()
+            match bp {
+                0 => String::new(),
+                1 => ", 1 branch point".to_string(),
+                n => format!(", {n} branch points"),
             }
         ),
     );

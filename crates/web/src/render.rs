@@ -1176,7 +1176,7 @@ mod tests {
     }
 
     #[test]
-    fn a_session_without_token_counts_says_so() {
+    fn the_page_header_says_what_the_session_has() {
         let mut s = Session::new(SessionMeta::new("s1", Agent::JidoCode));
         s.push(Entry::new(
             "m1",
@@ -1198,6 +1198,16 @@ mod tests {
         s.entries[0].kind = EntryKind::Message(m);
         let page = crate::pages::export_session_with(&s, "/h/s1.json", &[]);
         assert!(page.contains(" · out 5 · "), "{page}");
+        // One branch point, named so.
+        for id in ["m2", "m3"] {
+            s.push(Entry::new(
+                id,
+                Some("m1".into()),
+                EntryKind::Message(Message::text(Role::User, id)),
+            ));
+        }
+        let page = crate::pages::export_session_with(&s, "/h/s1.json", &[]);
+        assert!(page.contains(", 1 branch point<"), "{page}");
     }
 
     #[test]
