@@ -713,3 +713,45 @@ fn writers_name_files_inside_the_folder_they_were_given() {
     top.retain(|t| want.contains(t) || t != ".config");
     assert_eq!(top, want);
 }
+
+/// Token counts are numbers from a file: a session claiming counts past
+/// what 64-bit sums hold (two responses of 9e18 input tokens, one of
+/// u64::MAX output tokens) must not make the index, and with it every
+/// command that reads it, fail.
+#[test]
+fn absurd_token_counts_do_not_break_the_index() {
+    let env = TestEnv::new();
+    let mut text = String::new();
+    for i in 0..3 {
+        let parent = if i == 0 {
+            serde_json::Value::Null
+        } else {
+            format!("a{}", i - 1).into()
+        };
+        let user = serde_json::json!({"type":"user","uuid":format!("u{i}"),"parentUuid":parent,
+            "sessionId":"s1","cwd":"/p","timestamp":format!("2025-01-01T10:0{i}:00Z"),
+            "message":{"role":"user","content":"hi"}});
+        let reply = serde_json::json!({"type":"assistant","uuid":format!("a{i}"),
+            "parentUuid":format!("u{i}"),"sessionId":"s1","cwd":"/p",
+            "timestamp":format!("2025-01-01T10:0{i}:01Z"),"requestId":format!("r{i}"),
+            "message":{"id":format!("m{i}"),"role":"assistant","model":"claude-x",
+                "content":[{"type":"text","text":"ok"}],
+                "usage":{"input_tokens":9_000_000_000_000_000_000u64,"output_tokens":u64::MAX}}});
+        text += &format!("{user}\n{reply}\n");
+    }
+    env.write(
+        ".claude/projects/-p/0a1b2c3d-0000-4000-8000-000000000001.jsonl",
+        text.as_bytes(),
+    );
+    let r = env.run(&["index"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let r = env.run(&["stats", "--json"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    // Each response counted at the cap: 3 × 4,294,967,295.
+    let max = 3 * u64::from(u32::MAX);
+    assert!(r.stdout.contains(&max.to_string()), "{}", r.stdout);
+    for args in [&["ls"][..], &["ls", "--cached"], &["search", "ok"]] {
+        let r = env.run(args);
+        assert_eq!(r.status, 0, "{args:?}: {}", r.stderr);
+    }
+}

@@ -194,14 +194,21 @@ fn usage_of(e: &Entry, ts: Option<i64>, session_model: Option<&str>) -> Option<U
         ts_ms: ts,
         model: model.filter(|m| !m.is_empty() && m != "<synthetic>"),
         response_id,
-        input: u.input,
-        output: u.output,
-        cache_read: u.cache_read,
-        cache_write: u.cache_write,
-        reasoning: u.reasoning,
+        input: u.input.min(MAX_RESPONSE_TOKENS),
+        output: u.output.min(MAX_RESPONSE_TOKENS),
+        cache_read: u.cache_read.min(MAX_RESPONSE_TOKENS),
+        cache_write: u.cache_write.min(MAX_RESPONSE_TOKENS),
+        reasoning: u.reasoning.min(MAX_RESPONSE_TOKENS),
         cost_usd: u.cost_usd,
     })
 }
+
+/// The most tokens of one kind the catalog counts for one response; a file
+/// claiming more (no model reads or writes a thousandth of it) is taken at
+/// this. Sums of the catalog's counts then stay far inside SQL's 64-bit
+/// integers, where one hostile file's counts made every sum overflow and
+/// every command that reads the index fail.
+pub const MAX_RESPONSE_TOKENS: u64 = u32::MAX as u64;
 
 /// Returns the role under which a message is filtered: a user message that
 /// only carries tool results counts as `tool`.
