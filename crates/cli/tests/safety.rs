@@ -755,3 +755,43 @@ fn absurd_token_counts_do_not_break_the_index() {
         assert_eq!(r.status, 0, "{args:?}: {}", r.stderr);
     }
 }
+
+/// A cost a file records that no response could cost (here 1e308 dollars,
+/// three times: an `inf` sum) is taken as not recorded.
+#[test]
+fn absurd_costs_are_taken_as_not_recorded() {
+    let env = TestEnv::new();
+    let mut text = pi_line(serde_json::json!({"type":"session","version":3,
+        "id":"0a1b2c3d-0000-4000-8000-000000000003","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}));
+    let mut prev = serde_json::Value::Null;
+    for i in 0..3 {
+        text += &pi_line(
+            serde_json::json!({"type":"message","id":format!("u{i}"),"parentId":prev,
+            "timestamp":format!("2025-01-01T00:0{i}:00.000Z"),
+            "message":{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1735689600000u64}}),
+        );
+        text += &pi_line(
+            serde_json::json!({"type":"message","id":format!("a{i}"),"parentId":format!("u{i}"),
+            "timestamp":format!("2025-01-01T00:0{i}:01.000Z"),
+            "message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"api":"anthropic-messages",
+                "provider":"anthropic","model":"no-such-model","stopReason":"stop","timestamp":1735689601000u64,
+                "usage":{"input":3,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":4,
+                    "cost":{"input":1e308,"output":1e308,"cacheRead":0,"cacheWrite":0,"total":1e308}}}}),
+        );
+        prev = format!("a{i}").into();
+    }
+    env.write(
+        ".pi/agent/sessions/--p--/2025-01-01T00-00-00-000Z_0a1b2c3d-0000-4000-8000-000000000003.jsonl",
+        text.as_bytes(),
+    );
+    let r = env.run(&["stats"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(
+        !r.stdout.contains("inf") && !r.stdout.contains("NaN"),
+        "{}",
+        r.stdout
+    );
+    let r = env.run(&["stats", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["total"]["unpriced_responses"], 3, "{v}");
+}

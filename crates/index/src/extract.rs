@@ -199,9 +199,18 @@ fn usage_of(e: &Entry, ts: Option<i64>, session_model: Option<&str>) -> Option<U
         cache_read: u.cache_read.min(MAX_RESPONSE_TOKENS),
         cache_write: u.cache_write.min(MAX_RESPONSE_TOKENS),
         reasoning: u.reasoning.min(MAX_RESPONSE_TOKENS),
-        cost_usd: u.cost_usd,
+        // A cost that is not a number of dollars one response could cost
+        // is taken as not recorded (the price list then prices it).
+        cost_usd: u
+            .cost_usd
+            .filter(|c| (0.0..=MAX_RESPONSE_COST_USD).contains(c)),
     })
 }
+
+/// The most a cost recorded for one response may be, in dollars, to be
+/// counted as recorded (a response costs cents; `inf`, `NaN`, negative or
+/// larger costs from a file made every sum `inf` or `NaN`).
+pub const MAX_RESPONSE_COST_USD: f64 = 1e6;
 
 /// The most tokens of one kind the catalog counts for one response; a file
 /// claiming more (no model reads or writes a thousandth of it) is taken at
