@@ -408,7 +408,7 @@ pub fn price(model: &str) -> Option<&'static Price> {
 /// True when a request's prompt (input, cache reads and cache writes) is
 /// above [`TIER_TOKENS`], so that its tokens take the higher rates.
 pub fn is_long_prompt(input: u64, cache_read: u64, cache_write: u64) -> bool {
-    input + cache_read + cache_write > TIER_TOKENS
+    input.saturating_add(cache_read).saturating_add(cache_write) > TIER_TOKENS
 }
 
 /// Returns the estimated cost in US dollars of one request's tokens. A
