@@ -87,6 +87,11 @@ impl<'a> Tree<'a> {
         self.by_id.get(id).map(|&i| &self.entries[i])
     }
 
+    /// Returns the index in the entries of the entry with `id`.
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
     /// Returns the roots, in file order.
     pub fn roots(&self) -> Vec<&'a Entry> {
         self.roots.iter().map(|&i| &self.entries[i]).collect()

@@ -773,14 +773,8 @@ impl Reader<'_> {
             if self.trim.is_none() {
                 return path.iter().rev().find_map(|e| entry_session_id(e));
             }
-            let at: HashMap<&str, usize> = self
-                .entries
-                .iter()
-                .enumerate()
-                .map(|(i, e)| (e.id.as_str(), i))
-                .collect();
             path.iter().rev().find_map(|e| {
-                let id = self.session_ids.get(*at.get(e.id.as_str())?)?;
+                let id = self.session_ids.get(tree.index_of(&e.id)?)?;
                 id.as_deref().map(str::to_string)
             })
         });
@@ -841,10 +835,10 @@ impl Reader<'_> {
                 load_persisted_output(dirs, e);
             }
             if let Some(trim) = self.trim {
-                let id = entry_session_id(e).map(Rc::<str>::from);
-                let id = match (id, self.session_ids.last()) {
-                    (Some(id), Some(Some(last))) if *last == id => Some(last.clone()),
-                    (id, _) => id,
+                // Records repeat their session's id: one copy is shared.
+                let id = match (entry_session_id(e), self.session_ids.last()) {
+                    (Some(id), Some(Some(last))) if **last == *id => Some(last.clone()),
+                    (id, _) => id.map(Rc::from),
                 };
                 self.session_ids.push(id);
                 trim(e);
