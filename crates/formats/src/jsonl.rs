@@ -370,19 +370,20 @@ pub fn first_value(head: &[u8]) -> Option<Value> {
 #[cfg(test)]
 mod tests {
 
-    #[test]
-    fn values_parsed_on_a_second_thread_come_in_order_with_their_errors() {
-        // Over PIPELINE_MIN, so parsed on the parsing thread: valid lines,
-        // blank ones, broken ones, a line that is not UTF-8 and a torn tail,
-        // across many batches.
-        let mut input = Vec::new();
+    /// An input over [`PIPELINE_MIN`] (parsed in batches on another thread,
+    /// or in two halves) starting with `first`: valid lines, blank ones,
+    /// broken ones, a line that is not UTF-8 (with `\r\n`), one starting
+    /// with a byte-order mark (not skipped there) and a torn tail.
+    fn large_mixed_input(first: &[u8]) -> Vec<u8> {
+        let mut input = first.to_vec();
         let mut n = 0u64;
         while input.len() < PIPELINE_MIN + 3 * BATCH_BYTES {
             n += 1;
             match n % 1000 {
                 7 => input.extend_from_slice(b"  \n"),
                 13 => input.extend_from_slice(b"{\"broken\": \n"),
-                17 => input.extend_from_slice(b"{\"bytes\":\"\xFF\"}\n"),
+                17 => input.extend_from_slice(b"{\"bytes\":\"\xFF\"}\r\n"),
+                19 => input.extend_from_slice(b"\xEF\xBB\xBF{\"bom\":1}\n"),
                 _ => input.extend_from_slice(
                     format!(
                         "{{\"n\":{n},\"pad\":\"{}\"}}\n",
@@ -393,6 +394,13 @@ mod tests {
             }
         }
         input.extend_from_slice(b"{\"torn\":");
+        input
+    }
+
+    #[test]
+    fn values_parsed_on_a_second_thread_come_in_order_with_their_errors() {
+        // Parsed on the parsing thread, across many batches.
+        let input = large_mixed_input(b"");
         let path = Path::new("big.jsonl");
         let summary = |n: u64, v: Result<Value, Diagnostic>| match v {
             Ok(v) => (n, v.to_string()),
@@ -427,29 +435,8 @@ mod tests {
 
     #[test]
     fn values_parsed_in_two_halves_are_the_values_parsed_in_one() {
-        // Over PIPELINE_MIN, so parsed in two halves: valid lines, blank
-        // ones, broken ones, a line that is not UTF-8, a byte-order mark
-        // at the start and one starting a line later (not skipped there),
-        // CRLF endings and a torn tail.
-        let mut input = b"\xEF\xBB\xBF{\"first\":true}\r\n".to_vec();
-        let mut n = 0u64;
-        while input.len() < PIPELINE_MIN + 3 * BATCH_BYTES {
-            n += 1;
-            match n % 1000 {
-                7 => input.extend_from_slice(b"  \n"),
-                13 => input.extend_from_slice(b"{\"broken\": \n"),
-                17 => input.extend_from_slice(b"{\"bytes\":\"\xFF\"}\r\n"),
-                19 => input.extend_from_slice(b"\xEF\xBB\xBF{\"bom\":1}\n"),
-                _ => input.extend_from_slice(
-                    format!(
-                        "{{\"n\":{n},\"pad\":\"{}\"}}\n",
-                        "x".repeat((n % 300) as usize)
-                    )
-                    .as_bytes(),
-                ),
-            }
-        }
-        input.extend_from_slice(b"{\"torn\":");
+        // Parsed in two halves, a byte-order mark and CRLF at the start too.
+        let input = large_mixed_input(b"\xEF\xBB\xBF{\"first\":true}\r\n");
         let path = Path::new("big.jsonl");
         let mut want_diags = Vec::new();
         let want = parse_lines(path, lines(&input), &mut want_diags);
