@@ -252,11 +252,14 @@ fn file_id(path: &Path) -> String {
 
 /// The message of the response item `rec`, if it is one.
 fn response_message(rec: &Rec) -> Option<Message> {
-    let obj = rec
-        .payload
+    item_to_message(response_item(rec)?)
+}
+
+/// The payload of `rec` when it is a response item.
+fn response_item(rec: &Rec) -> Option<&Map<String, Value>> {
+    rec.payload
         .as_object()
-        .filter(|_| rec.env == "response_item")?;
-    item_to_message(obj)
+        .filter(|_| rec.env == "response_item")
 }
 
 fn text_key(m: &Message) -> (bool, String) {
@@ -326,10 +329,7 @@ impl Reader<'_> {
     /// doubled a long rollout's memory.
     fn count_response_texts(&mut self, recs: &[Rec]) {
         for rec in recs {
-            let Some(obj) = rec
-                .payload
-                .as_object()
-                .filter(|_| rec.env == "response_item")
+            let Some(obj) = response_item(rec)
                 .filter(|o| o.get("type").and_then(Value::as_str) == Some("message"))
             else {
                 continue;
