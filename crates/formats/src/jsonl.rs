@@ -112,14 +112,17 @@ pub fn is_blank(bytes: &[u8]) -> bool {
 /// as Codex's, spent half their time here).
 pub fn parse_values(path: &Path, bytes: &[u8], diags: &mut Vec<Diagnostic>) -> Vec<(u64, Value)> {
     let start = bom_len(bytes);
-    let half = bytes.len() / 2;
-    let cut = memchr::memchr(b'\n', &bytes[half..]).map(|i| half + i + 1);
-    let (Some(cut), true) = (cut, bytes.len() >= PIPELINE_MIN && two_threads()) else {
+    // Where the second half starts: after the first newline past the middle.
+    let cut = (bytes.len() >= PIPELINE_MIN && two_threads())
+        .then(|| {
+            let half = bytes.len() / 2;
+            memchr::memchr(b'\n', &bytes[half..]).map(|i| half + i + 1)
+        })
+        .flatten()
+        .filter(|&cut| cut > start);
+    let Some(cut) = cut else {
         return parse_lines(path, lines(bytes), diags);
     };
-    if cut <= start {
-        return parse_lines(path, lines(bytes), diags);
-    }
     let before = memchr::memchr_iter(b'\n', &bytes[start..cut]).count() as u64;
     let second = |d: &mut Vec<Diagnostic>| parse_lines(path, lines_at(bytes, cut, before), d);
     let (mut out, mut rest, rest_diags) = std::thread::scope(|scope| {
