@@ -58,7 +58,7 @@ pub(super) fn read_log(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
                 s
             }
         };
-        record(
+        add_record(
             path, line, value, session, &mut prev, &mut check, &mut diags,
         );
     });
@@ -117,7 +117,7 @@ fn first_meta(path: &Path, line: u64, first: &Value, diags: &mut Vec<Diagnostic>
 
 /// Adds the record `value`, read from line `line`, to `session`, with the
 /// messages it holds after it.
-fn record(
+fn add_record(
     path: &Path,
     line: u64,
     value: Value,
