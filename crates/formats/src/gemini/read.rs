@@ -304,6 +304,11 @@ fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         seen_ids: HashSet::new(),
         compactions: HashMap::new(),
     };
+    // About one entry per line, room made at once: grown by doubling, the
+    // entries were copied into fresh memory again and again (a sixth of a
+    // long session's read). Only what is filled is ever touched.
+    let lines = memchr::memchr_iter(b'\n', bytes).count() + 1;
+    let _ = log.entries.try_reserve_exact(lines.min(1 << 21));
     // Parsed on a second thread a few batches ahead of this (for a large
     // file), never all of it at once.
     let mut values = 0usize;
