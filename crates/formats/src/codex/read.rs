@@ -270,6 +270,34 @@ fn text_key(m: &Message) -> (bool, String) {
     (m.role == Role::User, m.text_content().trim().to_string())
 }
 
+/// The [`text_key`] of the message [`item_to_message`] makes of the message
+/// item `obj` when it is by a user or the assistant, read off the item
+/// without making the message (which copied every message's content once
+/// more, only to count texts).
+fn message_item_key(obj: &Map<String, Value>) -> Option<(bool, String)> {
+    let role = Role::parse(obj.get("role")?.as_str()?);
+    if !matches!(role, Role::User | Role::Assistant) {
+        return None;
+    }
+    let text = match obj.get("content") {
+        Some(Value::String(s)) => s.trim().to_string(),
+        Some(Value::Array(items)) => {
+            let texts: Vec<&str> = items
+                .iter()
+                .filter_map(|i| {
+                    let o = i.as_object()?;
+                    let kind = o.get("type")?.as_str()?;
+                    let text = o.get("text")?.as_str()?;
+                    matches!(kind, "input_text" | "output_text").then_some(text)
+                })
+                .collect();
+            texts.join("\n\n").trim().to_string()
+        }
+        _ => String::new(),
+    };
+    Some((role == Role::User, text))
+}
+
 impl Reader<'_> {
     fn split(&self, line: u64, value: Value) -> Result<Rec, (u64, Value)> {
         let Value::Object(mut obj) = value else {
@@ -328,9 +356,6 @@ impl Reader<'_> {
 
     /// Counts the texts of the user and assistant messages among the
     /// response items of `recs`, which their event copies will repeat.
-    /// Each message is made again when its record is read
-    /// ([`response_message`]): holding all of them beside the records
-    /// doubled a long rollout's memory.
     fn count_response_texts(&mut self, recs: &[Rec]) {
         for rec in recs {
             let Some(obj) = response_item(rec)
@@ -338,10 +363,8 @@ impl Reader<'_> {
             else {
                 continue;
             };
-            if let Some(m) = item_to_message(obj) {
-                if matches!(m.role, Role::User | Role::Assistant) {
-                    *self.pending_texts.entry(text_key(&m)).or_default() += 1;
-                }
+            if let Some(key) = message_item_key(obj) {
+                *self.pending_texts.entry(key).or_default() += 1;
             }
         }
     }
@@ -663,4 +686,52 @@ fn env_cwd(msg: &Message) -> Option<String> {
     let start = text.find("<cwd>")? + "<cwd>".len();
     let end = text[start..].find("</cwd>")? + start;
     Some(text[start..end].trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The key read off an item is the key of the message made of it, for
+    /// every shape of content and role.
+    #[test]
+    fn message_item_key_is_the_key_of_the_message() {
+        let contents = [
+            json!("  plain text  "),
+            json!([]),
+            json!([{"type": "input_text", "text": " a "}, {"type": "output_text", "text": "b"}]),
+            json!([{"type": "input_text", "text": "a"}, {"type": "input_image", "image_url": "x"}, {"type": "output_text", "text": "c"}]),
+            json!([{"type": "input_text", "text": 3}, "loose", 7, {"text": "untyped"}]),
+            json!([{"type": "refusal", "refusal": "no"}, {"type": "output_text", "text": "yes"}]),
+            json!(42),
+            Value::Null,
+        ];
+        let roles = [
+            json!("user"),
+            json!("assistant"),
+            json!("developer"),
+            json!("system"),
+            json!("x"),
+            json!(1),
+        ];
+        let mut compared = 0;
+        for content in &contents {
+            for role in &roles {
+                for with_content in [true, false] {
+                    let mut item = json!({"type": "message", "role": role});
+                    if with_content {
+                        item["content"] = content.clone();
+                    }
+                    let obj = item.as_object().unwrap();
+                    let want = item_to_message(obj)
+                        .filter(|m| matches!(m.role, Role::User | Role::Assistant))
+                        .map(|m| text_key(&m));
+                    assert_eq!(message_item_key(obj), want, "{item}");
+                    compared += usize::from(want.is_some());
+                }
+            }
+        }
+        assert!(compared >= 16, "only {compared} items had a key");
+    }
 }
