@@ -12,7 +12,8 @@
 //!    the file, and the size of the page it sends): Claude Code's, then
 //!    the same conversation as Codex, pi and Gemini CLI write it.
 //!
-//! Prints figures, ratios and the machine's load.
+//! Prints figures, ratios, the machine's load and its pace (a fixed task
+//! timed before and after: the same machine is at times twice as slow).
 #![allow(missing_docs)]
 
 use agentlog_bench::children_cpu;
@@ -198,7 +199,11 @@ fn main() {
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap_or_else(|e| die("tmp", e));
     let bin = agentlog();
-    println!("== agentlog web benchmark (load before: {})", load());
+    println!(
+        "== agentlog web benchmark (load before: {}; pace {:.0} ms: a fixed task, see agentlog_bench::pace_ms)",
+        load(),
+        agentlog_bench::pace_ms()
+    );
 
     // 1. HTML export against claude-code-log.
     let home = tmp.join("export-home");
@@ -327,7 +332,11 @@ fn main() {
     for agent in ["claude", "codex", "pi", "gemini"] {
         first_screen(&bin, &tmp.join(format!("huge-{agent}")), agent);
     }
-    println!("load after: {}", load());
+    println!(
+        "load after: {}; pace {:.0} ms",
+        load(),
+        agentlog_bench::pace_ms()
+    );
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
