@@ -111,42 +111,47 @@ pub(super) fn record_message(rec: &Map<String, Value>) -> Option<(Message, Optio
     let repeated = matches!(rest.get("content"), Some(Value::Array(parts))
         if raw_parts_repeated(parts, &rest));
     let mut m = Message::new(role.clone());
-    if let Some(Value::Array(thoughts)) = rest.get("thoughts").cloned() {
-        if !thoughts.is_empty() {
+    // Each part is moved out of `rest` (not copied: a long chat's read
+    // copied every message's content and tool calls twice), in the order
+    // and on the conditions the fields were always removed in.
+    if matches!(rest.get("thoughts"), Some(Value::Array(t)) if !t.is_empty()) {
+        if let Some(Value::Array(thoughts)) = rest.remove("thoughts") {
             for t in thoughts {
                 m.content.push(thought_block(t)?);
             }
-            rest.remove("thoughts");
         }
     }
-    match rest.get("content").cloned() {
-        _ if repeated => {}
-        Some(Value::String(s)) => {
-            rest.remove("content");
-            m.content_is_text = true;
-            if !s.is_empty() {
-                m.content.push(Block::text(s));
+    let content = match rest.get("content") {
+        _ if repeated => false,
+        Some(Value::String(_)) => true,
+        Some(Value::Array(parts)) => !parts.is_empty(),
+        _ => false,
+    };
+    if content {
+        match rest.remove("content") {
+            Some(Value::String(s)) => {
+                m.content_is_text = true;
+                if !s.is_empty() {
+                    m.content.push(Block::text(s));
+                }
             }
+            Some(Value::Array(parts)) => m.content.extend(parts.into_iter().map(part_block)),
+            _ => {}
         }
-        Some(Value::Array(parts)) if !parts.is_empty() => {
-            rest.remove("content");
-            m.content.extend(parts.into_iter().map(part_block));
-        }
-        _ => {}
     }
-    if let Some(Value::Array(calls)) = rest.get("toolCalls").cloned() {
-        if !calls.is_empty() {
+    if matches!(rest.get("toolCalls"), Some(Value::Array(c)) if !c.is_empty()) {
+        if let Some(Value::Array(calls)) = rest.remove("toolCalls") {
             for c in calls {
                 let (call, result) = tool_call_blocks(c)?;
                 m.content.push(call);
                 m.content.extend(result);
             }
-            rest.remove("toolCalls");
         }
     }
-    if let Some(Value::String(model)) = rest.get("model").cloned() {
-        rest.remove("model");
-        m.model = Some(model);
+    if rest.get("model").is_some_and(Value::is_string) {
+        if let Some(Value::String(model)) = rest.remove("model") {
+            m.model = Some(model);
+        }
     }
     m.usage = rest.get("tokens").and_then(tokens_usage);
     if role == Role::User {
