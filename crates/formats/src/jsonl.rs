@@ -178,6 +178,11 @@ pub const PIPELINE_MIN: usize = 8 << 20;
 /// Lines parsed together on the parsing thread: about this many bytes.
 const BATCH_BYTES: usize = 1 << 20;
 
+/// What a parsed line costs in a batch beside its bytes: its place in the
+/// batch and the smallest value's allocations.
+const LINE_COST: usize =
+    std::mem::size_of::<(u64, Result<Value, Diagnostic>, Option<String>)>() + 64;
+
 /// Calls `f` with the number and the value of every non-blank line of
 /// `bytes`, in order, or with the diagnostic of a line that is not JSON (as
 /// [`parse_line`] makes it).
@@ -188,11 +193,24 @@ const BATCH_BYTES: usize = 1 << 20;
 /// first screen waited for both in turn). At most a few batches are
 /// parsed ahead, so memory does not grow with the file.
 pub fn each_value(path: &Path, bytes: &[u8], mut f: impl FnMut(u64, Result<Value, Diagnostic>)) {
+    each_value_keeping(path, bytes, &|_| false, |n, v, _| f(n, v));
+}
+
+/// [`each_value`], which also passes `f` the text of each line whose value
+/// `keep_text` holds (it runs where the line is parsed; `None` for the
+/// others): for a reader that keeps some records as the text they were.
+pub fn each_value_keeping(
+    path: &Path,
+    bytes: &[u8],
+    keep_text: &(dyn Fn(&Value) -> bool + Sync),
+    mut f: impl FnMut(u64, Result<Value, Diagnostic>, Option<String>),
+) {
     let parallel = bytes.len() >= PIPELINE_MIN && two_threads();
     pipelined(
         path,
         parallel,
         |each| lines(bytes).for_each(|line| each(&line)),
+        keep_text,
         &mut f,
     );
 }
@@ -207,10 +225,22 @@ pub fn each_value_read(
     input: impl std::io::BufRead + Send,
     mut f: impl FnMut(u64, Result<Value, Diagnostic>),
 ) -> std::io::Result<()> {
+    each_value_read_keeping(path, input, &|_| false, |n, v, _| f(n, v))
+}
+
+/// [`each_value_read`], keeping the text of the lines whose value
+/// `keep_text` holds (see [`each_value_keeping`]).
+pub fn each_value_read_keeping(
+    path: &Path,
+    input: impl std::io::BufRead + Send,
+    keep_text: &(dyn Fn(&Value) -> bool + Sync),
+    mut f: impl FnMut(u64, Result<Value, Diagnostic>, Option<String>),
+) -> std::io::Result<()> {
     pipelined(
         path,
         two_threads(),
         |each| for_each_line(input, |line| each(line)),
+        keep_text,
         &mut f,
     )
 }
@@ -221,7 +251,8 @@ fn two_threads() -> bool {
 }
 
 /// Calls `f` with the number and the value (or diagnostic) of every
-/// non-blank line `split` gives, in order; returns what `split` returns.
+/// non-blank line `split` gives, in order, and the line's text when
+/// `keep_text` holds for its value; returns what `split` returns.
 /// When `parallel`, `split` runs and the lines are parsed on another
 /// thread, batches of about [`BATCH_BYTES`] at most four ahead of `f`;
 /// otherwise (or when no thread is to be had) all of it runs here.
@@ -229,16 +260,18 @@ fn pipelined<R: Send>(
     path: &Path,
     parallel: bool,
     split: impl FnOnce(&mut dyn FnMut(&Line<'_>)) -> R + Send,
-    f: &mut dyn FnMut(u64, Result<Value, Diagnostic>),
+    keep_text: &(dyn Fn(&Value) -> bool + Sync),
+    f: &mut dyn FnMut(u64, Result<Value, Diagnostic>, Option<String>),
 ) -> R {
     if !parallel {
-        return in_turn(path, split, f);
+        return in_turn(path, split, keep_text, f);
     }
     // The thread takes `split` from here; if it cannot be started, this
     // thread does.
     let slot = std::sync::Mutex::new(Some(split));
     let piped = std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(u64, Result<Value, Diagnostic>)>>(4);
+        type Batch = Vec<(u64, Result<Value, Diagnostic>, Option<String>)>;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(4);
         let slot = &slot;
         let parser = std::thread::Builder::new()
             .name("jsonl-parse".into())
@@ -254,8 +287,11 @@ fn pipelined<R: Send>(
                     if gone || is_blank(line.bytes) {
                         return;
                     }
-                    size += line.bytes.len();
-                    batch.push((line.number, parse(path, line)));
+                    // A line costs its bytes and what holds its value: a
+                    // batch of a million tiny lines took 200 MB.
+                    size += line.bytes.len() + LINE_COST;
+                    let (v, text) = parse_keeping(path, line, keep_text);
+                    batch.push((line.number, v, text));
                     if size >= BATCH_BYTES {
                         size = 0;
                         gone = tx.send(std::mem::take(&mut batch)).is_err();
@@ -268,8 +304,8 @@ fn pipelined<R: Send>(
             })
             .ok()?;
         for batch in rx {
-            for (n, v) in batch {
-                f(n, v);
+            for (n, v, text) in batch {
+                f(n, v, text);
             }
         }
         match parser.join() {
@@ -287,20 +323,36 @@ fn pipelined<R: Send>(
     else {
         unreachable!("the parsing thread took the lines and gave no result");
     };
-    in_turn(path, split, f)
+    in_turn(path, split, keep_text, f)
 }
 
 /// [`pipelined`] on this thread alone.
 fn in_turn<R>(
     path: &Path,
     split: impl FnOnce(&mut dyn FnMut(&Line<'_>)) -> R,
-    f: &mut dyn FnMut(u64, Result<Value, Diagnostic>),
+    keep_text: &(dyn Fn(&Value) -> bool + Sync),
+    f: &mut dyn FnMut(u64, Result<Value, Diagnostic>, Option<String>),
 ) -> R {
     split(&mut |line| {
         if !is_blank(line.bytes) {
-            f(line.number, parse(path, line));
+            let (v, text) = parse_keeping(path, line, keep_text);
+            f(line.number, v, text);
         }
     })
+}
+
+/// Parses `line`, with its text when `keep_text` holds for its value.
+fn parse_keeping(
+    path: &Path,
+    line: &Line<'_>,
+    keep_text: &(dyn Fn(&Value) -> bool + Sync),
+) -> (Result<Value, Diagnostic>, Option<String>) {
+    let v = parse(path, line);
+    let text = v
+        .as_ref()
+        .is_ok_and(keep_text)
+        .then(|| String::from_utf8_lossy(line.bytes).into_owned());
+    (v, text)
 }
 
 /// Parses one line, recording a diagnostic when it is not valid JSON.
@@ -434,6 +486,43 @@ mod tests {
                 (3, "torn-tail Some(3)".into())
             ]
         );
+    }
+
+    #[test]
+    fn texts_kept_where_the_lines_are_parsed_are_the_lines() {
+        let input = large_mixed_input(b"{ \"n\" : 0 ,\"spaced\": true }\n");
+        let path = Path::new("big.jsonl");
+        let keep = |v: &Value| {
+            v.get("n")
+                .and_then(Value::as_u64)
+                .is_some_and(|n| n % 97 == 0)
+        };
+        let mut want = Vec::new();
+        for line in lines(&input) {
+            if let Ok(v) = serde_json::from_slice::<Value>(line.bytes) {
+                if keep(&v) {
+                    want.push((
+                        line.number,
+                        String::from_utf8_lossy(line.bytes).into_owned(),
+                    ));
+                }
+            }
+        }
+        assert!(want.len() > 100 && want[0].1.contains(" : 0 ,"));
+        let mut got = Vec::new();
+        let mut others = 0;
+        each_value_keeping(path, &input, &keep, |n, v, text| match text {
+            Some(t) => got.push((n, t)),
+            None => others += usize::from(v.is_ok_and(|v| keep(&v))),
+        });
+        assert!(got == want, "the kept texts differ");
+        assert_eq!(others, 0, "a value kept had no text");
+        let mut streamed = Vec::new();
+        each_value_read_keeping(path, &input[..], &keep, |n, _, text| {
+            streamed.extend(text.map(|t| (n, t)))
+        })
+        .unwrap_or_default();
+        assert!(streamed == want, "the kept texts of the stream differ");
     }
 
     #[test]

@@ -373,3 +373,56 @@ fn discovery_and_resume_use_pis_locations() {
     assert!(plan.command.starts_with("pi --session "));
     assert_eq!(plan.cwd.as_deref(), Some(Path::new("/p")));
 }
+
+#[test]
+fn records_outside_the_tree_keep_their_text_however_large_the_file() {
+    // Large enough to be parsed on a second thread from bytes as from the
+    // file; the records outside the tree are written with spaces no
+    // serializer would write, and are kept as written (written back, they
+    // are the same records).
+    let odd = [
+        r#"{ "note" : "kept as written" }"#,
+        r#"{"x":1,  "y" : [ ]}"#,
+    ];
+    let mut text = format!("{HEADER}\n");
+    let mut parent = "null".to_string();
+    let mut n = 0;
+    while text.len() < 10 << 20 {
+        n += 1;
+        let id = format!("m{n}");
+        text += &msg_line(&id, &parent, &"w".repeat(500));
+        text.push('\n');
+        if n % 5000 == 0 {
+            text += odd[(n / 5000) % 2];
+            text.push('\n');
+        }
+        parent = id;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    std::fs::write(&path, &text).unwrap();
+    for read in [
+        pi().read_path(&path).unwrap(),
+        pi().read_bytes(&path, text.as_bytes()).unwrap(),
+    ] {
+        let kept: Vec<&str> = read
+            .session
+            .entries
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EntryKind::Unknown {
+                    raw: Value::String(s),
+                    ..
+                } => Some(s.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(kept.len() >= 3, "{} records kept outside", kept.len());
+        assert!(read.diagnostics.iter().all(|d| d.code == "outside-tree"));
+        for (i, k) in kept.iter().enumerate() {
+            assert_eq!(*k, odd[(i + 1) % 2]);
+        }
+        let (out, _) = write(&read.session);
+        assert!(values(&out) == values(text.as_bytes()), "written back");
+    }
+}
