@@ -26,7 +26,6 @@ struct Rec {
 /// The state of one read.
 struct Reader<'a> {
     path: &'a Path,
-    bare: bool,
     session: Session,
     diags: Vec<Diagnostic>,
     parent: Option<String>,
@@ -118,7 +117,6 @@ fn read_document(path: &Path, mut doc: Map<String, Value>) -> Read {
     let top = doc;
     let mut r = Reader {
         path,
-        bare: true,
         session: Session::new(meta),
         diags: Vec::new(),
         parent: None,
@@ -170,16 +168,12 @@ pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
             }
         }
     }
-    let mut diags = Vec::new();
-    let values = jsonl::parse_values(path, bytes, &mut diags);
-    if values.is_empty() && !diags.is_empty() && diags.iter().all(|d| d.code != "torn-tail") {
-        return Err(FormatError::invalid(
-            path,
-            diags.first().and_then(|d| d.line),
-            "not a Codex rollout: no line is valid JSON",
-        ));
-    }
-    let bare = values.first().is_some_and(|(_, v)| is_bare(v));
+    // Bare or not is up to the first record, which splitting every record
+    // needs to know.
+    let bare = jsonl::lines(bytes)
+        .filter(|l| !jsonl::is_blank(l.bytes))
+        .find_map(|l| serde_json::from_slice::<Value>(l.bytes).ok())
+        .is_some_and(|v| is_bare(&v));
     let mut meta = SessionMeta::new(file_id(path), Agent::Codex);
     meta.format = Some(FORMAT_NAME.into());
     if bare {
@@ -187,33 +181,50 @@ pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
     }
     let mut r = Reader {
         path,
-        bare,
         session: Session::new(meta),
-        diags,
+        diags: Vec::new(),
         parent: None,
         own_meta: None,
         gate: ForkGate::default(),
         model: None,
         usage: UsageTracker::default(),
-        pending_texts: HashMap::new(),
+        pending_texts: response_texts(bytes, bare),
         call_names: HashMap::new(),
         turn_starts: Vec::new(),
     };
-    // One entry per line: the entries grow to their final size once, not
-    // by doubling (each doubling copied every entry read so far, and the
-    // copies touched fresh memory: a sixth of a long rollout's read).
-    r.session.entries.reserve_exact(values.len());
-    let mut recs = Vec::with_capacity(values.len());
-    for (line, value) in values {
-        match r.split(line, value) {
-            Ok(rec) => recs.push(rec),
+    // About one entry per line, room made at once: grown by doubling, the
+    // entries were copied into fresh memory again and again (a sixth of a
+    // long rollout's read). Only what is filled is ever touched.
+    let lines = memchr::memchr_iter(b'\n', bytes).count() + 1;
+    let _ = r.session.entries.try_reserve_exact(lines.min(1 << 21));
+    // Parsed on a second thread a few batches ahead of this (for a large
+    // rollout), never all of it at once: all of a 109 MB rollout's JSON
+    // values took 470 MB beside the model they became.
+    let mut values = 0usize;
+    let mut torn = false;
+    jsonl::each_value(path, bytes, |line, value| {
+        let value = match value {
+            Ok(v) => v,
+            Err(d) => {
+                torn |= d.code == "torn-tail";
+                return r.diags.push(d);
+            }
+        };
+        values += 1;
+        match split(bare, line, value) {
+            Ok(rec) => {
+                let msg = response_message(&rec);
+                r.record(rec, msg);
+            }
             Err((line, raw)) => r.unknown(line, raw),
         }
-    }
-    r.count_response_texts(&recs);
-    for rec in recs {
-        let msg = response_message(&rec);
-        r.record(rec, msg);
+    });
+    if values == 0 && !r.diags.is_empty() && !torn {
+        return Err(FormatError::invalid(
+            path,
+            r.diags.first().and_then(|d| d.line),
+            "not a Codex rollout: no line is valid JSON",
+        ));
     }
     r.finish();
     Ok(Read {
@@ -259,6 +270,45 @@ fn response_message(rec: &Rec) -> Option<Message> {
     item_to_message(response_item(rec)?)
 }
 
+/// The [`message_item_key`] of `rec` when it is a response item of type
+/// `message`: a text its event copy will repeat.
+fn response_text(rec: &Rec) -> Option<(bool, String)> {
+    let obj =
+        response_item(rec).filter(|o| o.get("type").and_then(Value::as_str) == Some("message"))?;
+    message_item_key(obj)
+}
+
+/// Counts the texts of the user and assistant messages among the response
+/// items of the rollout `bytes`, which their event copies will repeat (an
+/// event copy may come before its item, so all are counted before the
+/// first record is read). Only the lines that can be such an item are
+/// parsed: those that hold `response_item` (for a rollout with envelopes)
+/// and `message`, or an escape that could spell either.
+fn response_texts(bytes: &[u8], bare: bool) -> HashMap<(bool, String), usize> {
+    let item = memchr::memmem::Finder::new(b"response_item");
+    let message = memchr::memmem::Finder::new(b"message");
+    let escape = memchr::memmem::Finder::new(b"\\u");
+    let mut counts = HashMap::new();
+    for line in jsonl::lines(bytes) {
+        let b = line.bytes;
+        let may = escape.find(b).is_some()
+            || (message.find(b).is_some() && (bare || item.find(b).is_some()));
+        if !may {
+            continue;
+        }
+        let Ok(value) = serde_json::from_slice::<Value>(b) else {
+            continue;
+        };
+        let key = split(bare, line.number, value)
+            .ok()
+            .and_then(|rec| response_text(&rec));
+        if let Some(key) = key {
+            *counts.entry(key).or_default() += 1;
+        }
+    }
+    counts
+}
+
 /// The payload of `rec` when it is a response item.
 fn response_item(rec: &Rec) -> Option<&Map<String, Value>> {
     rec.payload
@@ -298,50 +348,52 @@ fn message_item_key(obj: &Map<String, Value>) -> Option<(bool, String)> {
     Some((role == Role::User, text))
 }
 
-impl Reader<'_> {
-    fn split(&self, line: u64, value: Value) -> Result<Rec, (u64, Value)> {
-        let Value::Object(mut obj) = value else {
-            return Err((line, value));
+/// Splits the record on `line` into envelope and payload (a bare rollout's
+/// lines are payloads alone); a line that is no record comes back as it is.
+fn split(bare: bool, line: u64, value: Value) -> Result<Rec, (u64, Value)> {
+    let Value::Object(mut obj) = value else {
+        return Err((line, value));
+    };
+    if bare {
+        let env = if obj.contains_key("record_type") {
+            "state"
+        } else if !obj.contains_key("type") {
+            "session_meta"
+        } else {
+            "response_item"
         };
-        if self.bare {
-            let env = if obj.contains_key("record_type") {
-                "state"
-            } else if !obj.contains_key("type") {
-                "session_meta"
-            } else {
-                "response_item"
-            };
-            return Ok(Rec {
-                line,
-                env: env.into(),
-                timestamp: None,
-                payload: Value::Object(obj),
-                extra: Extra::new(),
-            });
-        }
-        let env = match (obj.get("type"), obj.contains_key("payload")) {
-            (Some(Value::String(t)), true) => t.clone(),
-            _ => return Err((line, Value::Object(obj))),
-        };
-        obj.remove("type");
-        let payload = obj.remove("payload").unwrap_or(Value::Null);
-        let timestamp = match obj.get("timestamp") {
-            Some(Value::String(s)) => Some(Timestamp::Text(s.clone())),
-            Some(Value::Number(n)) => n.as_i64().map(Timestamp::Millis),
-            _ => None,
-        };
-        if timestamp.is_some() {
-            obj.remove("timestamp");
-        }
-        Ok(Rec {
+        return Ok(Rec {
             line,
-            env,
-            timestamp,
-            payload,
-            extra: obj,
-        })
+            env: env.into(),
+            timestamp: None,
+            payload: Value::Object(obj),
+            extra: Extra::new(),
+        });
     }
+    let env = match (obj.get("type"), obj.contains_key("payload")) {
+        (Some(Value::String(t)), true) => t.clone(),
+        _ => return Err((line, Value::Object(obj))),
+    };
+    obj.remove("type");
+    let payload = obj.remove("payload").unwrap_or(Value::Null);
+    let timestamp = match obj.get("timestamp") {
+        Some(Value::String(s)) => Some(Timestamp::Text(s.clone())),
+        Some(Value::Number(n)) => n.as_i64().map(Timestamp::Millis),
+        _ => None,
+    };
+    if timestamp.is_some() {
+        obj.remove("timestamp");
+    }
+    Ok(Rec {
+        line,
+        env,
+        timestamp,
+        payload,
+        extra: obj,
+    })
+}
 
+impl Reader<'_> {
     fn unknown(&mut self, line: u64, raw: Value) {
         let record_type = raw.get("type").and_then(Value::as_str).map(str::to_string);
         self.diags.push(Diagnostic::warning(
@@ -357,15 +409,8 @@ impl Reader<'_> {
     /// Counts the texts of the user and assistant messages among the
     /// response items of `recs`, which their event copies will repeat.
     fn count_response_texts(&mut self, recs: &[Rec]) {
-        for rec in recs {
-            let Some(obj) = response_item(rec)
-                .filter(|o| o.get("type").and_then(Value::as_str) == Some("message"))
-            else {
-                continue;
-            };
-            if let Some(key) = message_item_key(obj) {
-                *self.pending_texts.entry(key).or_default() += 1;
-            }
+        for key in recs.iter().filter_map(response_text) {
+            *self.pending_texts.entry(key).or_default() += 1;
         }
     }
 
@@ -733,5 +778,77 @@ mod tests {
             }
         }
         assert!(compared >= 16, "only {compared} items had a key");
+    }
+
+    /// Every text [`response_texts`] counts off the lines that may hold
+    /// one, counted off every record of the rollout.
+    fn every_text(bytes: &[u8], bare: bool) -> HashMap<(bool, String), usize> {
+        let mut counts = HashMap::new();
+        for line in jsonl::lines(bytes) {
+            let Ok(v) = serde_json::from_slice::<Value>(line.bytes) else {
+                continue;
+            };
+            if let Some(key) = split(bare, line.number, v)
+                .ok()
+                .as_ref()
+                .and_then(response_text)
+            {
+                *counts.entry(key).or_default() += 1;
+            }
+        }
+        counts
+    }
+
+    #[test]
+    fn the_lines_skipped_when_counting_texts_hold_none() {
+        let item = |text: &str| {
+            json!({"timestamp": "t", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}).to_string()
+        };
+        let mut lines = vec![
+            item("plain"),
+            item("plain"),
+            item("spelled with escapes"),
+            // The same records with their names spelled in escapes, which
+            // no search for the names finds.
+            item("escaped type").replace("\"response_item\"", "\"response\\u005fitem\""),
+            item("escaped kind").replace("\"message\"", "\"mess\\u0061ge\""),
+            item("escaped key").replace("\"type\":\"message\"", "\"typ\\u0065\":\"message\""),
+            json!({"type": "event_msg", "payload": {"type": "user_message", "message": "plain"}}).to_string(),
+            json!({"type": "response_item", "payload": {"type": "message", "role": "developer", "content": "x"}}).to_string(),
+            "{\"type\":\"response_item\", broken".to_string(),
+        ];
+        let with_envelopes = lines.join("\n");
+        let want = every_text(with_envelopes.as_bytes(), false);
+        assert_eq!(want.get(&(true, "plain".into())), Some(&2));
+        assert!(want.contains_key(&(true, "escaped kind".into())));
+        assert_eq!(response_texts(with_envelopes.as_bytes(), false), want);
+        // A bare rollout's lines are the payloads.
+        lines.retain(|l| l.contains("payload"));
+        let bare: Vec<String> = lines
+            .iter()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .map(|v| v["payload"].to_string())
+            .collect();
+        let bare = bare.join("\n");
+        let want = every_text(bare.as_bytes(), true);
+        assert!(want.contains_key(&(true, "plain".into())));
+        assert_eq!(response_texts(bare.as_bytes(), true), want);
+        // And on every sample rollout.
+        let dir =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/native/codex");
+        let mut files = 0;
+        for f in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let bytes = std::fs::read(f.path()).unwrap_or_default();
+            for bare in [false, true] {
+                assert_eq!(
+                    response_texts(&bytes, bare),
+                    every_text(&bytes, bare),
+                    "{}",
+                    f.path().display()
+                );
+            }
+            files += 1;
+        }
+        assert!(files > 0, "no sample rollouts in {}", dir.display());
     }
 }
