@@ -780,6 +780,31 @@ mod tests {
         assert!(compared >= 16, "only {compared} items had a key");
     }
 
+    #[test]
+    fn a_line_that_is_no_record_keeps_its_place() {
+        let text = [
+            json!({"timestamp": "2025-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "s"}}),
+            json!({"odd": 1}),
+            json!({"timestamp": "2025-01-01T00:00:01Z", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}}),
+        ]
+        .map(|v| v.to_string())
+        .join("\n");
+        let r = read(Path::new("r.jsonl"), text.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        let lines: Vec<Option<u64>> = r.session.entries.iter().map(|e| e.line).collect();
+        assert_eq!(lines, [Some(1), Some(2), Some(3)]);
+        assert!(matches!(
+            r.session.entries[1].kind,
+            EntryKind::Unknown { .. }
+        ));
+        let parents: Vec<Option<&str>> = r
+            .session
+            .entries
+            .iter()
+            .map(|e| e.parent_id.as_deref())
+            .collect();
+        assert_eq!(parents, [None, Some("L1"), Some("L2")]);
+    }
+
     /// Every text [`response_texts`] counts off the lines that may hold
     /// one, counted off every record of the rollout.
     fn every_text(bytes: &[u8], bare: bool) -> HashMap<(bool, String), usize> {
