@@ -194,9 +194,14 @@ pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
     };
     // About one entry per line, room made at once: grown by doubling, the
     // entries were copied into fresh memory again and again (a sixth of a
-    // long rollout's read). Only what is filled is ever touched.
+    // long rollout's read). Only what is filled is ever touched, and a
+    // file of many short or blank lines reserves no more than an entry per
+    // 128 bytes.
     let lines = memchr::memchr_iter(b'\n', bytes).count() + 1;
-    let _ = r.session.entries.try_reserve_exact(lines.min(1 << 21));
+    let _ = r
+        .session
+        .entries
+        .try_reserve_exact(lines.min(bytes.len() / 128).min(1 << 21));
     // Parsed on a second thread a few batches ahead of this (for a large
     // rollout), never all of it at once: all of a 109 MB rollout's JSON
     // values took 470 MB beside the model they became.
@@ -849,14 +854,21 @@ mod tests {
         assert_eq!(response_texts(with_envelopes.as_bytes(), false), want);
         // A bare rollout's lines are the payloads.
         lines.retain(|l| l.contains("payload"));
-        let bare: Vec<String> = lines
+        let mut bare: Vec<String> = lines
             .iter()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
             .map(|v| v["payload"].to_string())
             .collect();
+        // Written out again, the payloads lost their escapes: spelled anew.
+        let payload = |text: &str| {
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}).to_string()
+        };
+        bare.push(payload("bare, escaped").replace("\"message\"", "\"mess\\u0061ge\""));
         let bare = bare.join("\n");
+        assert!(bare.contains("mess\\u0061ge"));
         let want = every_text(bare.as_bytes(), true);
         assert!(want.contains_key(&(true, "plain".into())));
+        assert!(want.contains_key(&(true, "bare, escaped".into())));
         assert_eq!(response_texts(bare.as_bytes(), true), want);
         // And on every sample rollout.
         let dir =

@@ -306,9 +306,13 @@ fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
     };
     // About one entry per line, room made at once: grown by doubling, the
     // entries were copied into fresh memory again and again (a sixth of a
-    // long session's read). Only what is filled is ever touched.
+    // long session's read). Only what is filled is ever touched, and a
+    // file of many short or blank lines reserves no more than an entry per
+    // 128 bytes.
     let lines = memchr::memchr_iter(b'\n', bytes).count() + 1;
-    let _ = log.entries.try_reserve_exact(lines.min(1 << 21));
+    let _ = log
+        .entries
+        .try_reserve_exact(lines.min(bytes.len() / 128).min(1 << 21));
     // Parsed on a second thread a few batches ahead of this (for a large
     // file), never all of it at once.
     let mut values = 0usize;

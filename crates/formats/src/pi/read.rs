@@ -579,15 +579,22 @@ pub fn read_session(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
 /// was half of reading a 112 MB session, all on one thread).
 pub fn read_session_streaming(path: &Path) -> Result<Read, FormatError> {
     let (file, len) = crate::input::open_file(path)?;
-    let mut r = Reader::new(path, len);
-    jsonl::each_value_read_keeping(
-        path,
-        std::io::BufReader::with_capacity(1 << 16, file),
-        &may_stay_outside,
-        |n, v, text| r.record(n, v, text),
-    )
-    .map_err(|e| FormatError::io(path, e))?;
-    let mut read = r.finish()?;
+    let mut read = if len < jsonl::PIPELINE_MIN as u64 {
+        // A small file is read whole and parsed here: a thread per file
+        // would slow an index of thousands of them.
+        let bytes = crate::input::read_capped(path, file, len)?;
+        read_session(path, &bytes)?
+    } else {
+        let mut r = Reader::new(path, len);
+        jsonl::each_value_read_keeping(
+            path,
+            std::io::BufReader::with_capacity(1 << 16, file),
+            &may_stay_outside,
+            |n, v, text| r.record(n, v, text),
+        )
+        .map_err(|e| FormatError::io(path, e))?;
+        r.finish()?
+    };
     read.diagnostics = crate::diag::summarize(std::mem::take(&mut read.diagnostics), 100);
     Ok(read)
 }
@@ -808,6 +815,10 @@ impl<'p> Reader<'p> {
         if outside {
             // The text is there (`may_stay_outside` holds for every record
             // outside); were it not, the record written out stands for it.
+            debug_assert!(
+                text.is_some(),
+                "line {n} outside the tree came without its text"
+            );
             let text = text.unwrap_or_else(|| Value::Object(obj.clone()).to_string());
             match entries.last_mut() {
                 Some(agentlog_model::Entry {
