@@ -18,6 +18,16 @@ pub enum Timestamp {
 }
 
 impl Timestamp {
+    /// Returns the timestamp a JSON value holds as formats write them: a
+    /// string as text, an integer as epoch milliseconds; `None` otherwise.
+    pub fn from_json(v: &serde_json::Value) -> Option<Timestamp> {
+        match v {
+            serde_json::Value::String(s) => Some(Timestamp::Text(s.clone())),
+            serde_json::Value::Number(n) => n.as_i64().map(Timestamp::Millis),
+            _ => None,
+        }
+    }
+
     /// Returns the timestamp of `dt` in RFC 3339 with milliseconds and `Z`.
     pub fn from_datetime(dt: DateTime<Utc>) -> Self {
         Timestamp::Text(dt.to_rfc3339_opts(SecondsFormat::Millis, true))
@@ -149,6 +159,29 @@ impl From<DateTime<Utc>> for Timestamp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_timestamps_are_text_or_integer_milliseconds() {
+        use serde_json::json;
+        assert_eq!(
+            Timestamp::from_json(&json!("2025-01-01T00:00:00Z")),
+            Some(Timestamp::Text("2025-01-01T00:00:00Z".into()))
+        );
+        assert_eq!(
+            Timestamp::from_json(&json!(1700000000000_i64)),
+            Some(Timestamp::Millis(1700000000000))
+        );
+        for v in [
+            json!(1.5),
+            json!(u64::MAX),
+            json!(null),
+            json!(true),
+            json!([1]),
+            json!({}),
+        ] {
+            assert_eq!(Timestamp::from_json(&v), None, "{v}");
+        }
+    }
 
     proptest::proptest! {
         #[test]

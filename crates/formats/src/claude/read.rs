@@ -161,11 +161,7 @@ impl MetaAcc {
 }
 
 fn timestamp_of(o: &Map<String, Value>) -> Option<Timestamp> {
-    match o.get("timestamp")? {
-        Value::String(s) => Some(Timestamp::Text(s.clone())),
-        Value::Number(n) => n.as_i64().map(Timestamp::Millis),
-        _ => None,
-    }
+    o.get("timestamp").and_then(Timestamp::from_json)
 }
 
 /// The fields of a record but the envelope the model holds for every

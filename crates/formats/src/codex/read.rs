@@ -381,11 +381,7 @@ fn split(bare: bool, line: u64, value: Value) -> Result<Rec, (u64, Value)> {
     };
     obj.remove("type");
     let payload = obj.remove("payload").unwrap_or(Value::Null);
-    let timestamp = match obj.get("timestamp") {
-        Some(Value::String(s)) => Some(Timestamp::Text(s.clone())),
-        Some(Value::Number(n)) => n.as_i64().map(Timestamp::Millis),
-        _ => None,
-    };
+    let timestamp = obj.get("timestamp").and_then(Timestamp::from_json);
     if timestamp.is_some() {
         obj.remove("timestamp");
     }

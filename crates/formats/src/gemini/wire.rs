@@ -97,11 +97,7 @@ pub(super) fn record_message(rec: &Map<String, Value>) -> Option<(Message, Optio
         Some(Value::String(k)) => role_of(k),
         _ => Role::Custom("unknown".into()),
     };
-    let ts = match rest.get("timestamp") {
-        Some(Value::String(s)) => Some(Timestamp::Text(s.clone())),
-        Some(Value::Number(n)) => n.as_i64().map(Timestamp::Millis),
-        _ => None,
-    };
+    let ts = rest.get("timestamp").and_then(Timestamp::from_json);
     if ts.is_some() {
         rest.remove("timestamp");
     }

@@ -35,15 +35,6 @@ fn str_of(obj: &Map<String, Value>, key: &str) -> Option<String> {
     obj.get(key).and_then(Value::as_str).map(str::to_string)
 }
 
-/// Returns a timestamp for a JSON value: strings and integer milliseconds.
-pub(crate) fn timestamp_of(v: Option<&Value>) -> Option<Timestamp> {
-    match v? {
-        Value::String(s) => Some(Timestamp::Text(s.clone())),
-        Value::Number(n) => n.as_i64().map(Timestamp::Millis),
-        _ => None,
-    }
-}
-
 /// Records in `extra` that the native record had no `key`, where the model
 /// cannot tell an absent key from a default value.
 pub(crate) fn mark_absent(extra: &mut Extra, key: &str) {
@@ -88,7 +79,7 @@ pub fn meta_from_header(header: &Map<String, Value>, fallback_id: &str) -> Sessi
     meta.format_version = header.get("version").cloned();
     meta.cwd = str_of(header, "cwd");
     meta.title = str_of(header, "title");
-    meta.created_at = timestamp_of(header.get("timestamp"));
+    meta.created_at = header.get("timestamp").and_then(Timestamp::from_json);
     meta.parent_session = str_of(header, "parentSession");
     meta.model.provider = str_of(header, "provider");
     meta.model.model = str_of(header, "modelId");
@@ -143,7 +134,7 @@ pub fn entry_from_record(obj: &Map<String, Value>, line: Option<u64>, ids: &Ids)
     } else {
         str_of(obj, "parentId")
     };
-    let timestamp = timestamp_of(obj.get("timestamp"));
+    let timestamp = obj.get("timestamp").and_then(Timestamp::from_json);
     let ty = obj.get("type").and_then(Value::as_str).unwrap_or("");
     let typed = kind_from_record(ty, obj);
     let recognised = typed.is_some();
@@ -435,7 +426,7 @@ pub fn message_from_value(v: &Value) -> Option<Message> {
         None if CONTENT_ROLES.contains(&role_name) => mark_absent(&mut extra, "content"),
         None => {}
     }
-    m.timestamp = timestamp_of(obj.get("timestamp"));
+    m.timestamp = obj.get("timestamp").and_then(Timestamp::from_json);
     keep_unmapped(obj, "timestamp", m.timestamp.is_some(), &mut extra);
     let take_str = |key: &str, extra: &mut Extra| {
         let v = str_of(obj, key);
