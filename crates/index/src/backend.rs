@@ -335,6 +335,14 @@ pub trait Backend: Send {
         let _ = path;
         Ok(None)
     }
+
+    /// Returns the shape of the session file at `path` as it is now
+    /// ([`crate::shape`]), when the backend keeps one: the local index does
+    /// for large files; a team server keeps none.
+    fn shape(&self, path: &str) -> Result<Option<crate::shape::Shape>, IndexError> {
+        let _ = path;
+        Ok(None)
+    }
 }
 
 /// Reads the session of the catalog row `info` to show it (the web viewer,
@@ -389,6 +397,10 @@ pub fn unsupported(backend: &'static str, operation: &'static str) -> IndexError
 impl Backend for Index {
     fn name(&self) -> &'static str {
         "sqlite"
+    }
+
+    fn shape(&self, path: &str) -> Result<Option<crate::shape::Shape>, IndexError> {
+        Index::shape(self, path)
     }
 
     fn status(&self) -> Result<BackendStatus, IndexError> {

@@ -45,6 +45,7 @@ pub mod prices;
 mod query;
 mod schema;
 mod search;
+pub mod shape;
 mod stats;
 mod tags;
 mod texts;
@@ -196,7 +197,7 @@ impl Index {
                 "BEGIN IMMEDIATE; INSERT INTO fts(fts) VALUES('delete-all'); DELETE FROM texts;
                  INSERT INTO words(words) VALUES('delete-all');
                  DELETE FROM docs; DELETE FROM usage; DELETE FROM session_tokens;
-                 DELETE FROM sessions; DELETE FROM files; COMMIT;",
+                 DELETE FROM sessions; DELETE FROM files; DROP TABLE IF EXISTS shapes; COMMIT;",
             )
             .at(&self.path)
     }

@@ -54,6 +54,9 @@ pub(crate) enum Outcome {
         state: FileState,
         diagnostics: u64,
         bytes: u64,
+        /// The session's shape, for a file of at least
+        /// [`crate::shape::shape_min`] bytes.
+        shape: Option<Box<crate::shape::Shape>>,
     },
     /// The tail was read; documents from `from_line` on are replaced.
     Tail {

@@ -674,7 +674,8 @@ pub(crate) fn create_schema(conn: &Connection, path: &Path) -> Result<(), IndexE
 
 fn create(conn: &Connection, path: &Path) -> Result<(), IndexError> {
     conn.execute_batch(&format!(
-        "BEGIN; {SCHEMA} {LATER_INDEXES} {MARKER} PRAGMA user_version = {SCHEMA_VERSION}; PRAGMA application_id = {APPLICATION_ID}; COMMIT;"
+        "BEGIN; {SCHEMA} {LATER_INDEXES} {shapes} {MARKER} PRAGMA user_version = {SCHEMA_VERSION}; PRAGMA application_id = {APPLICATION_ID}; COMMIT;",
+        shapes = crate::shape::TABLE
     ))
     .at(path)
 }

@@ -820,12 +820,16 @@ fn read_full(job: &Job) -> Outcome {
         let s = &extracted.session;
         crate::texts::blocks(id, &s.agent, s.project.as_deref(), &extracted.docs).ok()
     });
+    let shape = (job.stat.is_file && bytes_len >= crate::shape::shape_min())
+        .then(|| crate::shape::Shape::of(&read.session).map(Box::new))
+        .flatten();
     Outcome::Full {
         extracted,
         blocks,
         state,
         diagnostics: read.diagnostics.len() as u64,
         bytes: bytes_len,
+        shape,
     }
 }
 

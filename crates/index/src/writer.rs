@@ -41,6 +41,7 @@ impl<'c> Writer<'c> {
         // Indexes added after the schema's version: an index made before
         // gets them at its next update (no rebuild, no write by readers).
         conn.execute_batch(crate::schema::LATER_INDEXES).at(path)?;
+        conn.execute_batch(crate::shape::TABLE).at(path)?;
         Ok(Writer {
             conn,
             path,
@@ -217,6 +218,10 @@ impl<'c> Writer<'c> {
         c.prepare_cached("DELETE FROM session_tokens WHERE session = ?1")
             .and_then(|mut s| s.execute([id]))
             .at(self.path)?;
+        // Of the file as it was: a file read in full gets a new one.
+        c.prepare_cached("DELETE FROM shapes WHERE file = ?1")
+            .and_then(|mut s| s.execute([id]))
+            .at(self.path)?;
         Ok(())
     }
 
@@ -246,6 +251,7 @@ impl<'c> Writer<'c> {
                 state,
                 diagnostics,
                 bytes,
+                shape,
             } => {
                 let old = p.job.state.as_ref().map(|s| s.id);
                 let id =
@@ -293,6 +299,9 @@ impl<'c> Writer<'c> {
                 )?;
                 let listed = listed_title(s.title.as_deref(), s.first_prompt.as_deref());
                 self.recount(id, listed.as_deref())?;
+                if let Some(shape) = shape {
+                    crate::shape::put(self.conn, self.path, id, &path_text, &state.stat, shape)?;
+                }
                 Ok((*bytes, *diagnostics, n, id))
             }
             Outcome::Tail {
@@ -651,6 +660,7 @@ mod tests {
                 state: FileState::default(),
                 diagnostics: 0,
                 bytes: 1,
+                shape: None,
             },
         }
     }

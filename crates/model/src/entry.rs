@@ -55,7 +55,54 @@ impl Entry {
     pub fn kind_name(&self) -> &'static str {
         self.kind.name()
     }
+
+    /// Returns each (tool call id, tool name) of the tool calls of this
+    /// entry's message that have an id.
+    pub fn tool_call_names(&self) -> Vec<(&str, &str)> {
+        let Some(m) = self.message() else {
+            return Vec::new();
+        };
+        m.content
+            .iter()
+            .filter_map(|b| match &b.kind {
+                crate::BlockKind::ToolCall {
+                    id: Some(id), name, ..
+                } => Some((id.as_str(), name.as_str())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Returns each (tool call id, subagent id) of the subagents this entry
+    /// says its tool calls started: the tool results of a message whose
+    /// [`TOOL_USE_RESULT`] names an `agentId` (Claude Code's `Task` and
+    /// `Agent` results).
+    pub fn subagent_calls(&self) -> Vec<(&str, &str)> {
+        let agent = self
+            .extra
+            .get(TOOL_USE_RESULT)
+            .and_then(|t| t.get("agentId"))
+            .and_then(Value::as_str);
+        let (Some(agent), Some(m)) = (agent, self.message()) else {
+            return Vec::new();
+        };
+        m.content
+            .iter()
+            .filter_map(|b| match &b.kind {
+                crate::BlockKind::ToolResult {
+                    tool_call_id: Some(call),
+                    ..
+                } => Some((call.as_str(), agent)),
+                _ => None,
+            })
+            .collect()
+    }
 }
+
+/// The extra field in which Claude Code keeps what a tool returned beside
+/// the result the model saw (the subagent a `Task` call started, under
+/// `agentId`, among it).
+pub const TOOL_USE_RESULT: &str = "toolUseResult";
 
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

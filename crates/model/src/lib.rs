@@ -38,7 +38,7 @@ mod tree;
 pub use agent::Agent;
 pub use content::{Block, BlockKind, Message, Role, Usage};
 pub use count::{message_counted, only_tool_results, Counted, DERIVED_FROM};
-pub use entry::{Entry, EntryKind, RunOutcome};
+pub use entry::{Entry, EntryKind, RunOutcome, TOOL_USE_RESULT};
 pub use session::{ModelConfig, Session, SessionMeta, Todo};
 pub use time::Timestamp;
 pub use tree::{Tree, TreeNode};
