@@ -640,3 +640,94 @@ fn serve_and_the_html_export_show_a_subagent_inside_its_call() {
     ]);
     assert!(r.stdout.contains(&planted.secret), "the secret was planted");
 }
+
+/// Returns how a session page was read (the description of its
+/// `Server-Timing` header), and its body.
+fn read_page(port: u16, path: &str) -> (String, String) {
+    let host = format!("127.0.0.1:{port}");
+    let (head, body) = get(port, path, &host, None);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let how = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("server-timing: ")
+                .map(str::to_string)
+        })
+        .and_then(|t| {
+            t.split("desc=\"")
+                .nth(1)
+                .map(|d| d.split('"').next().unwrap_or("").to_string())
+        })
+        .unwrap_or_else(|| panic!("no Server-Timing in {head}"));
+    (how, body)
+}
+
+#[test]
+fn serve_shows_a_long_sessions_first_page_from_its_first_lines_as_from_the_whole_file() {
+    let env = TestEnv::new();
+    let mut paths = Vec::new();
+    for agent in ["claude", "codex", "pi", "gemini"] {
+        let mut c = agentlog_bench::gen::conv(5, 1);
+        let mut n = 2;
+        while c.turns.len() < 120 {
+            c.turns.extend(agentlog_bench::gen::conv(5, n).turns);
+            n += 1;
+        }
+        paths.push(agentlog_bench::gen::write_session(env.home(), agent, &c).unwrap());
+    }
+    // Every file keeps its shape (files of 8 MB and more do by default).
+    let out = env
+        .command(&["index"])
+        .env("AGENTLOG_SHAPE_MIN", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = start(&env, &[]);
+    for p in &paths {
+        let url = format!("/session?p={}", enc(p.to_str().unwrap()));
+        let (how, first) = read_page(s.port, &url);
+        assert_eq!(how, "first lines", "{}", p.display());
+        assert!(
+            first.contains("show more ("),
+            "{}: one page of many",
+            p.display()
+        );
+        // The server reads the whole file behind the first page; then the
+        // page comes from it, the same.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let whole = loop {
+            let (how, body) = read_page(s.port, &url);
+            if how == "whole file" {
+                break body;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{}: never read whole",
+                p.display()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        assert!(
+            first == whole,
+            "{}: the first page differs from the whole file's",
+            p.display()
+        );
+    }
+    drop(s);
+    // A file changed since the index read it is read whole.
+    let f = std::fs::File::options()
+        .write(true)
+        .open(&paths[0])
+        .unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    drop(f);
+    let s = start(&env, &[]);
+    let url = format!("/session?p={}", enc(paths[0].to_str().unwrap()));
+    assert_eq!(read_page(s.port, &url).0, "whole file");
+}

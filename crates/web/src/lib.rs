@@ -25,6 +25,7 @@ pub mod assets;
 pub mod charts;
 pub mod escape;
 pub mod files;
+pub mod first;
 pub mod markdown;
 pub mod pages;
 pub mod render;

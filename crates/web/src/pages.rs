@@ -261,7 +261,7 @@ pub fn session_body(
             " data-tail=\"/tail?p={}&amp;leaf={}&amp;n={}\"",
             url_enc(path),
             url_enc(view.leaf.as_deref().unwrap_or("")),
-            view.path.len()
+            view.branch_len()
         );
     }
     s.push('>');
@@ -269,7 +269,7 @@ pub fn session_body(
         .title
         .clone()
         .or_else(|| info.and_then(|i| i.title.clone()))
-        .or_else(|| session.first_prompt())
+        .or_else(|| view.first_prompt())
         .unwrap_or_else(|| meta.id.clone());
     let line = title
         .lines()
@@ -301,7 +301,7 @@ pub fn session_body(
             .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
             .unwrap_or_default(),
     );
-    let u = session.total_usage();
+    let u = view.total_usage();
     let counted = [u.input, u.output, u.cache_read, u.cache_write]
         .iter()
         .any(|&n| n > 0);
@@ -325,8 +325,8 @@ pub fn session_body(
         "entries",
         &format!(
             "{} on this branch, {} in all{}",
-            num(view.path.len() as u64),
-            num(session.entries.len() as u64),
+            num(view.branch_len() as u64),
+            num(view.entry_count() as u64),
             match bp {
                 0 => String::new(),
                 1 => ", 1 branch point".to_string(),
@@ -368,8 +368,8 @@ pub fn session_body(
         s.push_str(&view.entries_html(from, to, target));
     }
     s.push_str("</div>");
-    if served && to < view.path.len() {
-        let _ = write!(s, "<button id=\"more\" class=\"more\" type=\"button\" data-url=\"{}\">show more ({} after)</button>", entries_url(path, view.leaf.as_deref(), to, to + PAGE), num((view.path.len() - to) as u64));
+    if served && to < view.branch_len() {
+        let _ = write!(s, "<button id=\"more\" class=\"more\" type=\"button\" data-url=\"{}\">show more ({} after)</button>", entries_url(path, view.leaf.as_deref(), to, to + PAGE), num((view.branch_len() - to) as u64));
     }
     s.push_str("</main>");
     s

@@ -5,7 +5,9 @@
 
 use crate::escape::{anchor, clip, esc, push_esc, url_enc};
 use crate::markdown;
-use agentlog_model::{Block, BlockKind, Entry, EntryKind, Message, Role, Session, Tree, Usage};
+use agentlog_model::{
+    Block, BlockKind, Entry, EntryKind, Message, Role, Session, Tree, Usage, TOOL_USE_RESULT,
+};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -45,6 +47,9 @@ pub struct View<'a> {
     /// True for a subagent's own session (its entries are all side-chain:
     /// not wrapped again).
     nested: bool,
+    /// What the header says of the whole session when `session` holds only
+    /// its first page ([`crate::first`]).
+    whole: Option<&'a crate::first::Whole>,
 }
 
 /// A subagent's session, shown inside the tool call that started it.
@@ -62,10 +67,6 @@ pub struct Subagent {
 
 /// Entries of a subagent shown inside its call.
 pub const SUBAGENT_ENTRIES: usize = 200;
-
-/// The key of an entry's native fields that pages read: a tool result's
-/// `toolUseResult.agentId` names the subagent its call started.
-const TOOL_USE_RESULT: &str = "toolUseResult";
 
 /// Drops from `session` the native fields no page shows: every key of an
 /// entry's `extra` map but the subagent a tool result names and the mark of
@@ -199,32 +200,8 @@ impl<'a> View<'a> {
         let mut tool_names = HashMap::new();
         let mut agent_of_call = HashMap::new();
         for e in &session.entries {
-            let agent = e
-                .extra
-                .get(TOOL_USE_RESULT)
-                .and_then(|t| t.get("agentId"))
-                .and_then(Value::as_str);
-            if let (Some(agent), Some(m)) = (agent, e.message()) {
-                for b in &m.content {
-                    if let BlockKind::ToolResult {
-                        tool_call_id: Some(call),
-                        ..
-                    } = &b.kind
-                    {
-                        agent_of_call.insert(call.as_str(), agent);
-                    }
-                }
-            }
-            if let Some(m) = e.message() {
-                for b in &m.content {
-                    if let BlockKind::ToolCall {
-                        id: Some(id), name, ..
-                    } = &b.kind
-                    {
-                        tool_names.insert(id.as_str(), name.as_str());
-                    }
-                }
-            }
+            agent_of_call.extend(e.subagent_calls());
+            tool_names.extend(e.tool_call_names());
         }
         View {
             session,
@@ -235,6 +212,52 @@ impl<'a> View<'a> {
             agent_of_call,
             subagents: HashMap::new(),
             nested: false,
+            whole: None,
+        }
+    }
+
+    /// Returns the view with `whole` for what it says of the whole session,
+    /// of which [`View::session`] holds only the first page
+    /// ([`crate::first::first_page`]).
+    pub fn with_whole(mut self, whole: &'a crate::first::Whole) -> View<'a> {
+        self.tool_names = whole
+            .tool_names
+            .iter()
+            .map(|(c, n)| (c.as_str(), n.as_str()))
+            .collect();
+        self.agent_of_call = whole
+            .subagent_calls
+            .iter()
+            .map(|(c, a)| (c.as_str(), a.as_str()))
+            .collect();
+        self.leaf = whole.leaf.clone();
+        self.whole = Some(whole);
+        self
+    }
+
+    /// Returns the number of entries on the shown branch.
+    pub fn branch_len(&self) -> usize {
+        self.whole.map_or(self.path.len(), |w| w.branch)
+    }
+
+    /// Returns the number of entries of the session.
+    pub fn entry_count(&self) -> usize {
+        self.whole.map_or(self.session.entries.len(), |w| w.entries)
+    }
+
+    /// Returns the usage of every model response of the session, summed.
+    pub fn total_usage(&self) -> Usage {
+        match self.whole {
+            Some(w) => w.usage.clone(),
+            None => self.session.total_usage(),
+        }
+    }
+
+    /// Returns the session's first prompt.
+    pub fn first_prompt(&self) -> Option<String> {
+        match self.whole {
+            Some(w) => w.first_prompt.clone(),
+            None => self.session.first_prompt(),
         }
     }
 
@@ -257,7 +280,10 @@ impl<'a> View<'a> {
 
     /// Returns the number of branch points of the whole session.
     pub fn branch_points(&self) -> usize {
-        self.tree.branch_points().len()
+        match self.whole {
+            Some(w) => w.branch_points,
+            None => self.tree.branch_points().len(),
+        }
     }
 
     /// Returns the HTML of the shown branch's entries `from..to`.

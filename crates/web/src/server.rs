@@ -100,6 +100,10 @@ struct App {
     facets: Mutex<Option<Facets>>,
     pool: Mutex<Vec<Box<dyn Backend>>>,
     sessions: Mutex<Vec<(PathBuf, CachedSession)>>,
+    /// One lock per session file read whole: a second request for a file
+    /// being read waits for it and takes it from `sessions`, instead of
+    /// reading it again beside it.
+    reading: Mutex<std::collections::HashMap<PathBuf, Arc<Mutex<()>>>>,
     keys: Mutex<std::collections::HashMap<String, String>>,
 }
 
@@ -295,10 +299,17 @@ impl App {
         let info = self.info(path)?;
         let p = PathBuf::from(path);
         let stamp = self.stamp(path, &info)?;
-        if let Ok(cache) = self.sessions.lock() {
-            if let Some((_, c)) = cache.iter().find(|(q, c)| *q == p && c.stamp == stamp) {
-                return Ok((c.session.clone(), info, c.subagents.clone()));
-            }
+        if let Some((s, subs)) = self.cached(&p, &stamp) {
+            return Ok((s, info, subs));
+        }
+        let gate = self
+            .reading
+            .lock()
+            .map(|mut r| r.entry(p.clone()).or_default().clone())
+            .unwrap_or_default();
+        let _reading = gate.lock();
+        if let Some((s, subs)) = self.cached(&p, &stamp) {
+            return Ok((s, info, subs));
         }
         let kept = self.with_index(|i| Ok(i.original(path)?))?;
         if kept.is_none() && !self.local() {
@@ -317,18 +328,7 @@ impl App {
             r.session(&mut read.session);
         }
         let session = Arc::new(read.session);
-        let mut subagents = if self.local() {
-            crate::files::read_subagents(&p, &info.format)
-        } else {
-            Vec::new()
-        };
-        for (_, sub) in &mut subagents {
-            crate::render::keep_shown(sub);
-            if let Some(r) = self.redactor()? {
-                r.session(sub);
-            }
-        }
-        let subagents = Arc::new(subagents);
+        let subagents = self.subagents(&p, &info)?;
         if let Ok(mut cache) = self.sessions.lock() {
             cache.retain(|(q, _)| *q != p);
             cache.insert(
@@ -345,6 +345,79 @@ impl App {
             cache.truncate(3);
         }
         Ok((session, info, subagents))
+    }
+
+    /// Returns the session at `path` from the cache when it is there in the
+    /// state `stamp`.
+    fn cached(&self, path: &Path, stamp: &Stamp) -> Option<(Arc<Session>, Subagents)> {
+        let cache = self.sessions.lock().ok()?;
+        let (_, c) = cache.iter().find(|(q, c)| q == path && c.stamp == *stamp)?;
+        Some((c.session.clone(), c.subagents.clone()))
+    }
+
+    /// Returns the subagent sessions kept beside the session at `path`
+    /// (none from a team server), trimmed and redacted as pages show them.
+    fn subagents(
+        &self,
+        path: &Path,
+        info: &agentlog_index::SessionInfo,
+    ) -> Result<Subagents, WebError> {
+        let mut subagents = if self.local() {
+            crate::files::read_subagents(path, &info.format)
+        } else {
+            Vec::new()
+        };
+        for (_, sub) in &mut subagents {
+            crate::render::keep_shown(sub);
+            if let Some(r) = self.redactor()? {
+                r.session(sub);
+            }
+        }
+        Ok(Arc::new(subagents))
+    }
+
+    /// Returns the first page of the session at `path` read from the
+    /// file's first lines ([`crate::first`]), when the index keeps the
+    /// shape of the file as it is and the session is not in the cache
+    /// already; `None` when the whole file is to be read.
+    fn first_page(
+        &self,
+        path: &str,
+    ) -> Result<
+        Option<(
+            crate::first::FirstPage,
+            agentlog_index::SessionInfo,
+            Subagents,
+        )>,
+        WebError,
+    > {
+        if !self.local() {
+            return Ok(None);
+        }
+        let info = self.info(path)?;
+        let p = PathBuf::from(path);
+        if self.cached(&p, &self.stamp(path, &info)?).is_some() {
+            return Ok(None);
+        }
+        let Some(shape) = self.with_index(|i| Ok(i.shape(path)?))? else {
+            return Ok(None);
+        };
+        let Some(format) = agentlog_formats::registry::by_name(&info.format) else {
+            return Ok(None);
+        };
+        let Some(mut first) =
+            crate::first::first_page(&shape, &p, format, &crate::render::keep_shown_entry, PAGE)
+        else {
+            return Ok(None);
+        };
+        if let Some(r) = self.redactor()? {
+            r.session(&mut first.session);
+            if let Some(t) = first.whole.first_prompt.as_mut() {
+                r.text(t, "first_prompt");
+            }
+        }
+        let subagents = self.subagents(&p, &info)?;
+        Ok(Some((first, info, subagents)))
     }
 }
 
@@ -376,6 +449,7 @@ pub fn serve(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<(), Web
             facets: Mutex::new(None),
             pool: Mutex::new(Vec::new()),
             sessions: Mutex::new(Vec::new()),
+            reading: Mutex::new(Default::default()),
             keys: Mutex::new(Default::default()),
         });
         if cfg.refresh_secs > 0 && app.local() {
@@ -665,47 +739,98 @@ fn opt(s: &str) -> Option<&str> {
 }
 
 async fn session(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Response {
+    let behind = app.clone();
     blocking(app, move |app| {
         let real = app.resolve(&a.p)?;
         let link = app.key_of(&real);
-        let (session, mut info, subs) = app.session_and_subagents(&real)?;
-        app.scrub(&mut info.title)?;
-        app.scrub(&mut info.first_prompt)?;
-        let mut shown = Some(real.clone());
-        app.scrub(&mut shown)?;
-        let mut view = View::new(&session, opt(&a.leaf), opt(&a.at));
-        let at = opt(&a.at).and_then(|id| view.position(id));
-        let from = match at {
-            Some(i) => i / PAGE * PAGE,
-            None => 0,
-        };
-        let to = from + PAGE;
-        // Subagents are shown inside the call that started them; the
-        // others at the top.
-        let target = Target::Served { path: link.clone() };
-        let unplaced = view.set_subagents(rendered(&subs, &target));
-        let body = pages::session_body(
-            &view,
-            Some(&info),
-            (&link, shown.as_deref().unwrap_or("")),
-            from,
-            to,
-            &target,
-            &unplaced,
-        );
-        let title = info
-            .title
-            .clone()
-            .or(info.first_prompt.clone())
-            .unwrap_or(info.session_id.clone());
-        Ok(html(pages::shell(
-            crate::escape::clip(title.lines().next().unwrap_or(""), 100),
-            &body,
-            Mode::Served,
-            "",
-        )))
+        // The first page of the branch of a large session, from the file's
+        // first lines; the whole file is read behind it, for the pages
+        // after.
+        if opt(&a.leaf).is_none() && opt(&a.at).is_none() {
+            let started = Instant::now();
+            if let Some((first, info, subs)) = app.first_page(&real)? {
+                let read = Read("first lines", started.elapsed());
+                let view = View::new(&first.session, None, None).with_whole(&first.whole);
+                let page = session_page(app, &real, &link, view, info, &subs, None, read);
+                std::thread::spawn(move || {
+                    let _ = behind.session_and_subagents(&real);
+                });
+                return page;
+            }
+        }
+        let started = Instant::now();
+        let (session, info, subs) = app.session_and_subagents(&real)?;
+        let read = Read("whole file", started.elapsed());
+        let view = View::new(&session, opt(&a.leaf), opt(&a.at));
+        session_page(app, &real, &link, view, info, &subs, opt(&a.at), read)
     })
     .await
+}
+
+/// How a session page's entries were had: what was read (`first lines`,
+/// or `whole file`, now or for an earlier request), and how long that
+/// took. A page says so in its `Server-Timing` header, which a
+/// browser's developer tools show.
+struct Read(&'static str, Duration);
+
+/// Renders the page of the session at `real` (linked as `link`) that
+/// `view` shows, from entry `at` when given.
+#[allow(clippy::too_many_arguments)]
+fn session_page(
+    app: &App,
+    real: &str,
+    link: &str,
+    mut view: View<'_>,
+    mut info: agentlog_index::SessionInfo,
+    subs: &[(String, Session)],
+    at: Option<&str>,
+    read: Read,
+) -> Result<Response, WebError> {
+    app.scrub(&mut info.title)?;
+    app.scrub(&mut info.first_prompt)?;
+    let mut shown = Some(real.to_string());
+    app.scrub(&mut shown)?;
+    let at = at.and_then(|id| view.position(id));
+    let from = match at {
+        Some(i) => i / PAGE * PAGE,
+        None => 0,
+    };
+    let to = from + PAGE;
+    // Subagents are shown inside the call that started them; the
+    // others at the top.
+    let target = Target::Served {
+        path: link.to_string(),
+    };
+    let unplaced = view.set_subagents(rendered(subs, &target));
+    let body = pages::session_body(
+        &view,
+        Some(&info),
+        (link, shown.as_deref().unwrap_or("")),
+        from,
+        to,
+        &target,
+        &unplaced,
+    );
+    let title = info
+        .title
+        .clone()
+        .or(info.first_prompt.clone())
+        .unwrap_or(info.session_id.clone());
+    let mut page = html(pages::shell(
+        crate::escape::clip(title.lines().next().unwrap_or(""), 100),
+        &body,
+        Mode::Served,
+        "",
+    ));
+    let timing = format!(
+        "read;desc=\"{}\";dur={:.1}",
+        read.0,
+        read.1.as_secs_f64() * 1e3
+    );
+    if let Ok(v) = HeaderValue::from_str(&timing) {
+        page.headers_mut().insert("server-timing", v);
+    }
+    Ok(page)
 }
 
 async fn by_id(
