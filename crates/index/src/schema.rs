@@ -294,9 +294,60 @@ enum Kind {
     Foreign(String),
 }
 
+/// The index files this process found to be agentlog indexes.
+fn known() -> &'static std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>> {
+    static KNOWN: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>>,
+    > = std::sync::OnceLock::new();
+    KNOWN.get_or_init(Default::default)
+}
+
+/// Tells whether `path` is an agentlog index: by its header the first time
+/// this process looks, and through SQLite after that. Never by opening the
+/// file again once this process has connections to it: closing any
+/// descriptor of a file drops every POSIX lock the process holds on it,
+/// SQLite's included, and another process closing its last connection then
+/// takes this one's write-ahead log away (a server's updates went on into
+/// a deleted log, which no other process saw).
+fn identify(path: &Path) -> Result<Kind, IndexError> {
+    let seen = known().lock().is_ok_and(|k| k.contains(path));
+    if seen {
+        if let Some(kind) = identify_open(path) {
+            return Ok(kind);
+        }
+    }
+    let kind = identify_by_header(path)?;
+    if matches!(kind, Kind::Ours { legacy: false, .. }) {
+        if let Ok(mut k) = known().lock() {
+            k.insert(path.to_path_buf());
+        }
+    }
+    Ok(kind)
+}
+
+/// The [`Kind`] of an index this process identified before, read through
+/// SQLite (read-only): `None` when it is no longer one, or cannot be read.
+fn identify_open(path: &Path) -> Option<Kind> {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let flags =
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let c = Connection::open_with_flags(path, flags).ok()?;
+    c.busy_timeout(BUSY_TIMEOUT).ok()?;
+    let app: i32 = c
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .ok()?;
+    let version: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).ok()?;
+    (app == APPLICATION_ID).then_some(Kind::Ours {
+        version,
+        legacy: false,
+    })
+}
+
 /// Reads the SQLite header of `path` (and its tables when the application
 /// id is unset) to tell whether it is an agentlog index.
-fn identify(path: &Path) -> Result<Kind, IndexError> {
+fn identify_by_header(path: &Path) -> Result<Kind, IndexError> {
     use std::io::Read;
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
