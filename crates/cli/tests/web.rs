@@ -129,6 +129,11 @@ impl Drop for Server {
 }
 
 fn start(env: &TestEnv, extra: &[&str]) -> Server {
+    start_with(env, extra, &[])
+}
+
+/// [`start`] with environment variables `vars`.
+fn start_with(env: &TestEnv, extra: &[&str], vars: &[(&str, &str)]) -> Server {
     let mut args = vec!["serve", "--port", "0"];
     if !extra.contains(&"--refresh") {
         args.extend_from_slice(&["--refresh", "0"]);
@@ -136,6 +141,7 @@ fn start(env: &TestEnv, extra: &[&str]) -> Server {
     args.extend_from_slice(extra);
     let mut child = env
         .command(&args)
+        .envs(vars.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -730,4 +736,110 @@ fn serve_shows_a_long_sessions_first_page_from_its_first_lines_as_from_the_whole
     let s = start(&env, &[]);
     let url = format!("/session?p={}", enc(paths[0].to_str().unwrap()));
     assert_eq!(read_page(s.port, &url).0, "whole file");
+}
+
+#[test]
+fn serve_makes_the_shape_a_long_session_lost_to_an_append_once_it_is_quiet() {
+    let env = TestEnv::new();
+    let mut c = agentlog_bench::gen::conv(6, 1);
+    let mut n = 2;
+    while c.turns.len() < 120 {
+        c.turns.extend(agentlog_bench::gen::conv(6, n).turns);
+        n += 1;
+    }
+    let path = agentlog_bench::gen::write_session(env.home(), "claude", &c).unwrap();
+    let index = |env: &TestEnv| {
+        let out = env
+            .command(&["index"])
+            .env("AGENTLOG_SHAPE_MIN", "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let db = env.home().join(".local/share/agentlog/index.sqlite");
+    let shapes = || -> i64 {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.query_row("SELECT count(*) FROM shapes", [], |r| r.get(0))
+            .unwrap()
+    };
+    index(&env);
+    assert_eq!(shapes(), 1, "a file read in full keeps its shape");
+    // A line appended (ten minutes ago): the update reads only it, and the
+    // shape of the file as it was is dropped.
+    let last = std::fs::read_to_string(&path).unwrap();
+    let last = last.lines().last().unwrap().to_string();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    writeln!(f, "{}", last.replace("\"uuid\":\"", "\"uuid\":\"appended-")).unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(600))
+        .unwrap();
+    drop(f);
+    index(&env);
+    assert_eq!(
+        shapes(),
+        0,
+        "the shape of the file before the append is gone"
+    );
+    // The viewer's refresher reads the quiet file whole for a new shape,
+    // and the first page comes from the first lines again.
+    let s = start_with(&env, &["--refresh", "1"], &[("AGENTLOG_SHAPE_MIN", "1")]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while shapes() == 0 {
+        assert!(std::time::Instant::now() < deadline, "no shape was made");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let url = format!("/session?p={}", enc(path.to_str().unwrap()));
+    assert_eq!(read_page(s.port, &url).0, "first lines");
+}
+
+#[test]
+fn what_serve_indexes_is_seen_by_other_processes_after_they_close_the_index() {
+    let env = TestEnv::new();
+    let (_, _) = plant(&env);
+    assert_eq!(env.run(&["index"]).status, 0);
+    let db = env.home().join(".local/share/agentlog/index.sqlite");
+    let sessions = || -> i64 {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))
+            .unwrap()
+    };
+    let s = start(&env, &["--refresh", "1"]);
+    let host = format!("127.0.0.1:{}", s.port);
+    // Pages open more connections to the index in the server; this
+    // process opens and closes its own, as any agentlog command does.
+    for _ in 0..3 {
+        let _ = get(s.port, "/", &host, None);
+        assert_eq!(sessions(), 1);
+    }
+    let mut meta = agentlog_model::SessionMeta::new(
+        "0199cccc-0000-7000-8000-000000000002",
+        agentlog_model::Agent::Pi,
+    );
+    meta.cwd = Some("/home/dev/src/seen-elsewhere".into());
+    let mut session = agentlog_model::Session::new(meta);
+    session.push(agentlog_model::Entry::new(
+        "m0",
+        None,
+        agentlog_model::EntryKind::Message(agentlog_model::Message::text(
+            agentlog_model::Role::User,
+            "written while serve runs",
+        )),
+    ));
+    place_pi(&env, &session);
+    // The server's refresher indexes it; another process sees it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while sessions() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server's update was never seen by another process"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
 }

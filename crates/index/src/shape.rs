@@ -13,7 +13,14 @@
 //! end at, and reads the file only that far (`agentlog_web::first`).
 //!
 //! A shape belongs to one state of its file (size, modification time and
-//! inode); a file that changed since is read whole.
+//! inode); a file that changed since is read whole. An update that reads
+//! only what was appended to a file drops its shape (the reader's metadata
+//! of the whole file is not known from the appended lines); a file that has
+//! not changed for a while gets one again from [`Index::make_shapes`],
+//! which the web viewer calls as it keeps the index fresh.
+//!
+//! Only the formats the viewer reads by line keep shapes
+//! ([`SHAPED_FORMATS`]).
 
 use crate::error::SqlContext;
 use crate::files::FileStat;
@@ -36,6 +43,18 @@ pub fn shape_min() -> u64 {
             .and_then(|v| v.parse().ok())
             .unwrap_or(SHAPE_MIN)
     })
+}
+
+/// The formats whose files keep shapes: those whose first lines give the
+/// first entries (JSON Lines, one record after another), for which the web
+/// viewer reads a first page from them.
+pub const SHAPED_FORMATS: [&str; 4] = ["claude", "codex", "gemini", "pi"];
+
+/// True when a file of `format` at `path` of `size` bytes keeps a shape.
+pub fn shaped(format: &str, path: &std::path::Path, size: u64) -> bool {
+    size >= shape_min()
+        && SHAPED_FORMATS.contains(&format)
+        && path.extension().is_some_and(|e| e == "jsonl")
 }
 
 /// A parent that is no entry of the session (or the entry itself).
@@ -212,6 +231,20 @@ impl Shape {
     }
 }
 
+/// Reads the file at `path` of `format` whole, as an update reads it in
+/// full, and returns its session's shape.
+fn read_shape(path: &std::path::Path, format: &str) -> Option<Shape> {
+    let format = agentlog_formats::registry::by_name(format)?;
+    let bytes = std::fs::read(path).ok()?;
+    let end = if crate::files::incremental(format.name()) {
+        crate::files::whole_lines(&bytes)
+    } else {
+        bytes.len()
+    };
+    let read = format.read_bytes_to_show(path, &bytes[..end]).ok()?;
+    Shape::of(&read.session)
+}
+
 /// The table of shapes, made by every writer ([`crate::schema`]'s later
 /// indexes): `file` is the id of the file in `files`, `path`, `size`,
 /// `mtime_ns` and `inode` the state of the file the shape is of, `z` the
@@ -258,6 +291,75 @@ pub(crate) fn put(
 }
 
 impl Index {
+    /// Makes the shapes of at most `limit` files that keep none: files of
+    /// the [`SHAPED_FORMATS`] of at least [`shape_min`] bytes, indexed as
+    /// they are now, unchanged for `quiet` (an update that read only what
+    /// was appended to one dropped its shape). Each is read whole; one that
+    /// changes meanwhile is left for the next update. Returns how many were
+    /// made.
+    pub fn make_shapes(
+        &mut self,
+        quiet: std::time::Duration,
+        limit: usize,
+    ) -> Result<usize, IndexError> {
+        self.conn.execute_batch(TABLE).at(&self.path)?;
+        let before = crate::time::now_ms()
+            .saturating_sub(quiet.as_millis() as i64)
+            .saturating_mul(1_000_000);
+        let wanted: Vec<(i64, String, String, FileStat)> = self
+            .conn
+            .prepare_cached(
+                "SELECT f.id, f.path, f.format, f.size, f.mtime_ns, f.inode FROM files f
+                 WHERE f.size >= ?1 AND f.mtime_ns <= ?2 AND f.error IS NULL
+                   AND NOT EXISTS (SELECT 1 FROM shapes s WHERE s.file = f.id)
+                 ORDER BY f.mtime_ns DESC",
+            )
+            .and_then(|mut st| {
+                st.query_map(rusqlite::params![shape_min() as i64, before], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        FileStat {
+                            size: r.get::<_, i64>(3)? as u64,
+                            mtime_ns: r.get(4)?,
+                            inode: r.get::<_, i64>(5)? as u64,
+                            is_file: true,
+                        },
+                    ))
+                })?
+                .collect::<Result<_, _>>()
+            })
+            .at(&self.path)?;
+        let mut made = 0;
+        for (id, path, format, stat) in wanted {
+            if made == limit {
+                break;
+            }
+            let p = std::path::Path::new(&path);
+            if !shaped(&format, p, stat.size) {
+                continue;
+            }
+            let same = |s: Option<FileStat>| {
+                s.is_some_and(|s| {
+                    (s.size, s.mtime_ns, s.inode) == (stat.size, stat.mtime_ns, stat.inode)
+                })
+            };
+            if !same(crate::files::stat(p)) {
+                continue;
+            }
+            let Some(shape) = read_shape(p, &format) else {
+                continue;
+            };
+            if !same(crate::files::stat(p)) {
+                continue;
+            }
+            put(&self.conn, &self.path, id, &path, &stat, &shape)?;
+            made += 1;
+        }
+        Ok(made)
+    }
+
     /// Returns the shape the index keeps of the session file at `path`, when
     /// it keeps one of the file as it is now (same size, modification time
     /// and inode); `None` otherwise, and for an index made before shapes

@@ -820,7 +820,7 @@ fn read_full(job: &Job) -> Outcome {
         let s = &extracted.session;
         crate::texts::blocks(id, &s.agent, s.project.as_deref(), &extracted.docs).ok()
     });
-    let shape = (job.stat.is_file && bytes_len >= crate::shape::shape_min())
+    let shape = (job.stat.is_file && crate::shape::shaped(job.format, &job.path, bytes_len))
         .then(|| crate::shape::Shape::of(&read.session).map(Box::new))
         .flatten();
     Outcome::Full {

@@ -67,7 +67,7 @@ const MAX_PREFIX: u64 = 64 << 20;
 /// later line, which the fingerprints catch).
 pub fn reads_by_line(format: &str, path: &Path) -> bool {
     let jsonl = path.extension().is_some_and(|e| e == "jsonl");
-    jsonl && matches!(format, "claude" | "pi" | "codex" | "gemini")
+    jsonl && agentlog_index::shape::SHAPED_FORMATS.contains(&format)
 }
 
 /// Reads the first page (the first `page` entries of the branch; a served

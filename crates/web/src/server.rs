@@ -469,7 +469,15 @@ pub fn serve(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<(), Web
     })
 }
 
-/// Keeps the catalog current: new, grown and vanished session files.
+/// How long a large session file must be left unchanged before the
+/// refresher reads it whole for its shape (a session still being written
+/// would lose it again at its next line).
+const QUIET: Duration = Duration::from_secs(120);
+
+/// Keeps the catalog current: new, grown and vanished session files; and
+/// makes the shape of a large file that lost its own when lines were
+/// appended to it (one per round: [`agentlog_index::shape`]), so that its
+/// first page is read from its first lines again.
 fn refresher(app: &App) {
     let Source::Local { settings } = &app.cfg.source else {
         return;
@@ -483,6 +491,7 @@ fn refresher(app: &App) {
         if let Ok(Some(_)) = agentlog_api::refresh::keep_fresh(&mut index, settings) {
             let _ = app.count_facets();
         }
+        let _ = index.make_shapes(QUIET, 1);
     }
 }
 
