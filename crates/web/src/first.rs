@@ -57,6 +57,26 @@ pub struct FirstPage {
     pub whole: Whole,
 }
 
+impl FirstPage {
+    /// Redacts the page as the whole session is redacted for a page: its
+    /// entries and metadata, the first prompt, and the subagent ids (read
+    /// from the tool results' native fields, where the whole session's are
+    /// redacted); tool names and call ids never are.
+    pub fn redact(&mut self, r: &agentlog_redact::Redactor) {
+        r.session(&mut self.session);
+        if let Some(t) = self.whole.first_prompt.as_mut() {
+            r.text(t, "first_prompt");
+        }
+        for (_, agent) in &mut self.whole.subagent_calls {
+            let mut v = serde_json::json!({ agentlog_model::TOOL_USE_RESULT: { "agentId": agent.as_str() } });
+            r.value(&mut v, "extra");
+            if let Some(a) = v[agentlog_model::TOOL_USE_RESULT]["agentId"].as_str() {
+                *agent = a.to_string();
+            }
+        }
+    }
+}
+
 /// A prefix longer than this is no shortcut: the whole file is read.
 const MAX_PREFIX: u64 = 64 << 20;
 

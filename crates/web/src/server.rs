@@ -411,10 +411,7 @@ impl App {
             return Ok(None);
         };
         if let Some(r) = self.redactor()? {
-            r.session(&mut first.session);
-            if let Some(t) = first.whole.first_prompt.as_mut() {
-                r.text(t, "first_prompt");
-            }
+            first.redact(r);
         }
         let subagents = self.subagents(&p, &info)?;
         Ok(Some((first, info, subagents)))

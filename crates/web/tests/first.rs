@@ -120,14 +120,34 @@ fn body(mut view: View<'_>, path: &str, subagents: &[(String, Session)], page: u
 }
 
 /// Compares the first page of the file at `path` read both ways, for each
-/// page size; returns how many were shown from the first lines.
+/// page size, as served and redacted as `serve --redact` serves it;
+/// returns how many were shown from the first lines.
 fn compare(path: &Path, format: &dyn Format, pages: &[usize]) -> usize {
+    compare_both(path, format, pages).0
+}
+
+/// [`compare`], which also returns the pages shown from the first lines,
+/// as served and redacted.
+fn compare_both(path: &Path, format: &dyn Format, pages: &[usize]) -> (usize, String, String) {
+    let plain = compare_as(path, format, pages, None);
+    let redactor = agentlog_redact::Redactor::builtin().unwrap();
+    let redacted = compare_as(path, format, pages, Some(redactor));
+    assert_eq!(redacted.0, plain.0);
+    (plain.0, plain.1, redacted.1)
+}
+
+fn compare_as(
+    path: &Path,
+    format: &dyn Format,
+    pages: &[usize],
+    redactor: Option<&agentlog_redact::Redactor>,
+) -> (usize, String) {
     let bytes = std::fs::read(path).unwrap();
     let Ok(read) = format.read_bytes_to_show(path, &bytes) else {
-        return 0;
+        return (0, String::new());
     };
     let Some(shape) = Shape::of(&read.session) else {
-        return 0;
+        return (0, String::new());
     };
     let mut whole = read.session;
     keep_shown(&mut whole);
@@ -136,11 +156,21 @@ fn compare(path: &Path, format: &dyn Format, pages: &[usize]) -> usize {
     for (_, s) in &mut subagents {
         keep_shown(s);
     }
+    if let Some(r) = redactor {
+        r.session(&mut whole);
+        for (_, s) in &mut subagents {
+            r.session(s);
+        }
+    }
     let mut taken = 0;
+    let mut shown_pages = String::new();
     for &page in pages {
-        let Some(first) = first_page(&shape, path, format, &keep_shown_entry, page) else {
+        let Some(mut first) = first_page(&shape, path, format, &keep_shown_entry, page) else {
             continue;
         };
+        if let Some(r) = redactor {
+            first.redact(r);
+        }
         assert!(
             first.session.entries.len() < whole.entries.len(),
             "{shown}: the whole file was read for {page} entries"
@@ -164,9 +194,10 @@ fn compare(path: &Path, format: &dyn Format, pages: &[usize]) -> usize {
                 &slow[at.saturating_sub(80)..(at + 200).min(slow.len())]
             );
         }
+        shown_pages.push_str(&fast);
         taken += 1;
     }
-    taken
+    (taken, shown_pages)
 }
 
 #[test]
@@ -192,6 +223,7 @@ fn a_first_page_from_the_first_lines_is_the_page_of_the_whole_file() {
 
 #[test]
 fn a_long_session_of_each_agent_shows_its_first_page_from_its_first_lines() {
+    use agentlog_bench::secrets::{leaks, planted, planted_text};
     let home = tempfile::tempdir().unwrap();
     for agent in ["claude", "codex", "pi", "gemini"] {
         let mut c = agentlog_bench::gen::conv(3, 1);
@@ -200,13 +232,27 @@ fn a_long_session_of_each_agent_shows_its_first_page_from_its_first_lines() {
             c.turns.extend(agentlog_bench::gen::conv(3, n).turns);
             n += 1;
         }
+        // Secrets in the first turns, for `serve --redact`.
+        let secrets = planted_text(&planted(7));
+        for t in &mut c.turns[..4] {
+            t.user.push_str(&secrets);
+            t.answer.push_str(&secrets);
+            for s in &mut t.steps {
+                s.output.push_str(&secrets);
+            }
+        }
         let path = agentlog_bench::gen::write_session(home.path(), agent, &c).unwrap();
         let format = registry::detect(&path).unwrap();
+        let (taken, plain, redacted) = compare_both(&path, format, &[1, 7, PAGE]);
         assert_eq!(
-            compare(&path, format, &[1, 7, PAGE]),
-            3,
+            taken, 3,
             "{agent}: a first page was read from the whole file"
         );
+        assert!(
+            !leaks(&plain, 7).is_empty(),
+            "{agent}: no secret on the pages"
+        );
+        assert_eq!(leaks(&redacted, 7), Vec::<String>::new(), "{agent}");
     }
 }
 
