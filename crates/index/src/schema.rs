@@ -312,8 +312,18 @@ fn known() -> &'static std::sync::Mutex<std::collections::HashSet<std::path::Pat
 fn identify(path: &Path) -> Result<Kind, IndexError> {
     let seen = known().lock().is_ok_and(|k| k.contains(path));
     if seen {
-        if let Some(kind) = identify_open(path) {
-            return Ok(kind);
+        match identify_open(path) {
+            Ok(Some(kind)) => return Ok(kind),
+            // Busy is no reason to open the file itself.
+            Err(e)
+                if matches!(
+                    e.sqlite_error_code(),
+                    Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                ) =>
+            {
+                return Err(e).at(path)
+            }
+            _ => {}
         }
     }
     let kind = identify_by_header(path)?;
@@ -326,23 +336,22 @@ fn identify(path: &Path) -> Result<Kind, IndexError> {
 }
 
 /// The [`Kind`] of an index this process identified before, read through
-/// SQLite (read-only): `None` when it is no longer one, or cannot be read.
-fn identify_open(path: &Path) -> Option<Kind> {
+/// SQLite (read-only): `None` when it is no longer one (its header is read
+/// then).
+fn identify_open(path: &Path) -> Result<Option<Kind>, rusqlite::Error> {
     if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return None;
+        return Ok(None);
     }
     let flags =
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let c = Connection::open_with_flags(path, flags).ok()?;
-    c.busy_timeout(BUSY_TIMEOUT).ok()?;
-    let app: i32 = c
-        .query_row("PRAGMA application_id", [], |r| r.get(0))
-        .ok()?;
-    let version: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).ok()?;
-    (app == APPLICATION_ID).then_some(Kind::Ours {
+    let c = Connection::open_with_flags(path, flags)?;
+    c.busy_timeout(BUSY_TIMEOUT)?;
+    let app: i32 = c.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    let version: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    Ok((app == APPLICATION_ID).then_some(Kind::Ours {
         version,
         legacy: false,
-    })
+    }))
 }
 
 /// Reads the SQLite header of `path` (and its tables when the application

@@ -60,10 +60,20 @@ pub fn shaped(format: &str, path: &std::path::Path, size: u64) -> bool {
 /// A parent that is no entry of the session (or the entry itself).
 const LOOSE: i64 = -2;
 
+/// What made a shape: this agentlog's version and the shape's own. A shape
+/// another version made is not used (its readers may make other metadata,
+/// counts or sums of the same file).
+const MADE_BY: &str = concat!(env!("CARGO_PKG_VERSION"), "/shape-1");
+
+/// The largest shape read back (uncompressed); a larger one is damage.
+const MAX_SHAPE: u64 = 1 << 30;
+
 /// What a viewer must know of a whole session to show a page of it from a
 /// part of its file (see the module documentation).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Shape {
+    /// [`MADE_BY`] of the agentlog that made it.
+    made_by: String,
     /// The session's metadata, as read from the whole file.
     pub meta: SessionMeta,
     /// The session's leaf ([`Session::leaf_id`]).
@@ -146,6 +156,7 @@ impl Shape {
             })
             .collect();
         Some(Shape {
+            made_by: MADE_BY.to_string(),
             meta: session.meta.clone(),
             leaf_id: session.leaf_id.clone(),
             ids: session.entries.iter().map(|e| e.id.clone()).collect(),
@@ -218,10 +229,17 @@ impl Shape {
     }
 
     fn from_blob(z: &[u8]) -> Option<Shape> {
-        let json = zstd::stream::decode_all(z).ok()?;
+        let mut json = Vec::new();
+        let decoder = zstd::stream::read::Decoder::new(z).ok()?;
+        std::io::Read::read_to_end(&mut std::io::Read::take(decoder, MAX_SHAPE + 1), &mut json)
+            .ok()?;
+        if json.len() as u64 > MAX_SHAPE {
+            return None;
+        }
         let shape: Shape = serde_json::from_slice(&json).ok()?;
         let n = shape.ids.len();
-        let whole = shape.parents.len() == n
+        let whole = shape.made_by == MADE_BY
+            && shape.parents.len() == n
             && shape.lines.len() == n
             && shape.fingerprints.len() == n
             && shape.parents.iter().all(|&p| p >= LOOSE && p < n as i64)
@@ -236,12 +254,12 @@ impl Shape {
 fn read_shape(path: &std::path::Path, format: &str) -> Option<Shape> {
     let format = agentlog_formats::registry::by_name(format)?;
     let bytes = std::fs::read(path).ok()?;
-    let end = if crate::files::incremental(format.name()) {
-        crate::files::whole_lines(&bytes)
-    } else {
-        bytes.len()
-    };
-    let read = format.read_bytes_to_show(path, &bytes[..end]).ok()?;
+    // A last line without its newline: an update leaves it for later, but
+    // a page reads it; no shape until it is whole.
+    if crate::files::incremental(format.name()) && crate::files::whole_lines(&bytes) < bytes.len() {
+        return None;
+    }
+    let read = format.read_bytes_to_show(path, &bytes).ok()?;
     Shape::of(&read.session)
 }
 
@@ -311,7 +329,9 @@ impl Index {
             .prepare_cached(
                 "SELECT f.id, f.path, f.format, f.size, f.mtime_ns, f.inode FROM files f
                  WHERE f.size >= ?1 AND f.mtime_ns <= ?2 AND f.error IS NULL
-                   AND NOT EXISTS (SELECT 1 FROM shapes s WHERE s.file = f.id)
+                   AND NOT EXISTS (SELECT 1 FROM shapes s WHERE s.file = f.id AND s.path = f.path
+                                     AND s.size = f.size AND s.mtime_ns = f.mtime_ns
+                                     AND s.inode = f.inode)
                  ORDER BY f.mtime_ns DESC",
             )
             .and_then(|mut st| {
@@ -455,6 +475,9 @@ mod tests {
         s.entries[0].line = None;
         assert!(Shape::of(&s).is_none());
         s.entries[0].line = Some(1);
+        let mut z = Shape::of(&s).unwrap();
+        z.made_by = "0.0.0/shape-0".into();
+        assert!(Shape::from_blob(&z.to_blob().unwrap()).is_none());
         let mut z = Shape::of(&s).unwrap();
         z.parents = vec![5];
         assert!(Shape::from_blob(&z.to_blob().unwrap()).is_none());

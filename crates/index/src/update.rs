@@ -820,9 +820,13 @@ fn read_full(job: &Job) -> Outcome {
         let s = &extracted.session;
         crate::texts::blocks(id, &s.agent, s.project.as_deref(), &extracted.docs).ok()
     });
-    let shape = (job.stat.is_file && crate::shape::shaped(job.format, &job.path, bytes_len))
-        .then(|| crate::shape::Shape::of(&read.session).map(Box::new))
-        .flatten();
+    // Of a file read to its end only: a last line without its newline is
+    // left for the next update, but a page reads it.
+    let shape = (job.stat.is_file
+        && state.indexed_to == bytes_len
+        && crate::shape::shaped(job.format, &job.path, bytes_len))
+    .then(|| crate::shape::Shape::of(&read.session).map(Box::new))
+    .flatten();
     Outcome::Full {
         extracted,
         blocks,

@@ -89,4 +89,25 @@ fn a_shape_is_kept_dropped_on_append_and_made_again_when_the_file_is_quiet() {
     writeln!(f).unwrap();
     drop(f);
     assert!(index.shape(p).unwrap().is_none());
+
+    // A last line without its newline: the update leaves it for later, but
+    // a page would read it; no shape, read in full or made when quiet.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    write!(
+        f,
+        "{}",
+        last.replace("\"uuid\":\"more-", "\"uuid\":\"half-")
+    )
+    .unwrap();
+    f.set_modified(SystemTime::now() - Duration::from_secs(900))
+        .unwrap();
+    drop(f);
+    index.clear().unwrap();
+    index.update(&found, &mut |_| {}).unwrap();
+    assert!(index.shape(p).unwrap().is_none());
+    assert_eq!(index.make_shapes(Duration::from_secs(600), 8).unwrap(), 0);
+    assert_eq!(shapes(), 0);
 }

@@ -40,8 +40,6 @@ pub struct Whole {
     pub branch_points: usize,
     /// The usage of every model response, summed.
     pub usage: Usage,
-    /// The session's first prompt.
-    pub first_prompt: Option<String>,
     /// Each (tool call id, subagent id) of the session.
     pub subagent_calls: Vec<(String, String)>,
     /// Each (tool call id, tool name) of the session.
@@ -59,14 +57,11 @@ pub struct FirstPage {
 
 impl FirstPage {
     /// Redacts the page as the whole session is redacted for a page: its
-    /// entries and metadata, the first prompt, and the subagent ids (read
-    /// from the tool results' native fields, where the whole session's are
-    /// redacted); tool names and call ids never are.
+    /// entries and metadata (the first prompt among them), and the subagent
+    /// ids (read from the tool results' native fields, where the whole
+    /// session's are redacted); tool names and call ids never are.
     pub fn redact(&mut self, r: &agentlog_redact::Redactor) {
         r.session(&mut self.session);
-        if let Some(t) = self.whole.first_prompt.as_mut() {
-            r.text(t, "first_prompt");
-        }
         for (_, agent) in &mut self.whole.subagent_calls {
             let mut v = serde_json::json!({ agentlog_model::TOOL_USE_RESULT: { "agentId": agent.as_str() } });
             r.value(&mut v, "extra");
@@ -124,6 +119,9 @@ pub fn first_page(
     let end_of_page = page.iter().filter_map(|e| e.line).max()?;
     // The branch read from the first lines must be the page, entry for
     // entry: each the entry of the whole file (same id, line and content).
+    // No entry of it may have a sibling read ahead (its branch links would
+    // differ); the first prompt, which names a page without a title, must
+    // be the whole session's.
     let is_page = |session: &Session| {
         let t = session.tree();
         let got = t.path_to_root(&last.id);
@@ -133,7 +131,11 @@ pub fn first_page(
                     && a.line == b.line
                     && tree.index_of(&b.id).and_then(|i| shape.fingerprints.get(i))
                         == Some(&fingerprint(a))
+                    && a.parent_id
+                        .as_deref()
+                        .is_none_or(|p| t.children(p).len() == 1)
             })
+            && session.first_prompt() == shape.first_prompt
     };
     // A reader may finish an entry at a later line (Codex gives a response
     // the tokens counted before the next one, and the rest at the end of
@@ -161,7 +163,6 @@ pub fn first_page(
             entries: skeleton.entries.len(),
             branch_points: tree.branch_points().len(),
             usage: shape.usage.clone(),
-            first_prompt: shape.first_prompt.clone(),
             subagent_calls: shape.subagent_calls.clone(),
             tool_names: shape.tool_names.clone(),
         },

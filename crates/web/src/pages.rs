@@ -269,7 +269,7 @@ pub fn session_body(
         .title
         .clone()
         .or_else(|| info.and_then(|i| i.title.clone()))
-        .or_else(|| view.first_prompt())
+        .or_else(|| session.first_prompt())
         .unwrap_or_else(|| meta.id.clone());
     let line = title
         .lines()

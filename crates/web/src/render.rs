@@ -253,14 +253,6 @@ impl<'a> View<'a> {
         }
     }
 
-    /// Returns the session's first prompt.
-    pub fn first_prompt(&self) -> Option<String> {
-        match self.whole {
-            Some(w) => w.first_prompt.clone(),
-            None => self.session.first_prompt(),
-        }
-    }
-
     /// Shows each of `subagents` inside the tool call that started it;
     /// returns those no call of the session names.
     pub fn set_subagents(&mut self, subagents: Vec<Subagent>) -> Vec<Subagent> {

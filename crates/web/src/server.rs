@@ -307,8 +307,33 @@ impl App {
             .lock()
             .map(|mut r| r.entry(p.clone()).or_default().clone())
             .unwrap_or_default();
-        let _reading = gate.lock();
-        if let Some((s, subs)) = self.cached(&p, &stamp) {
+        let held = gate.lock();
+        let read = self.read_whole(path, &p, info, stamp);
+        drop(held);
+        // The last to read it: later requests find it in the cache.
+        if let Ok(mut r) = self.reading.lock() {
+            if r.get(&p).is_some_and(|g| Arc::ptr_eq(g, &gate)) {
+                r.remove(&p);
+            }
+        }
+        read
+    }
+
+    /// True while a request reads the session file at `path` whole.
+    fn being_read(&self, path: &Path) -> bool {
+        self.reading.lock().is_ok_and(|r| r.contains_key(path))
+    }
+
+    /// [`App::session_and_subagents`] once the file's gate is held: from
+    /// the cache when another request read it meanwhile, else read.
+    fn read_whole(
+        &self,
+        path: &str,
+        p: &Path,
+        info: agentlog_index::SessionInfo,
+        stamp: Stamp,
+    ) -> Result<(Arc<Session>, agentlog_index::SessionInfo, Subagents), WebError> {
+        if let Some((s, subs)) = self.cached(p, &stamp) {
             return Ok((s, info, subs));
         }
         let kept = self.with_index(|i| Ok(i.original(path)?))?;
@@ -328,13 +353,13 @@ impl App {
             r.session(&mut read.session);
         }
         let session = Arc::new(read.session);
-        let subagents = self.subagents(&p, &info)?;
+        let subagents = self.subagents(p, &info)?;
         if let Ok(mut cache) = self.sessions.lock() {
-            cache.retain(|(q, _)| *q != p);
+            cache.retain(|(q, _)| q != p);
             cache.insert(
                 0,
                 (
-                    p,
+                    p.to_path_buf(),
                     CachedSession {
                         stamp,
                         session: session.clone(),
@@ -758,9 +783,11 @@ async fn session(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> R
                 let read = Read("first lines", started.elapsed());
                 let view = View::new(&first.session, None, None).with_whole(&first.whole);
                 let page = session_page(app, &real, &link, view, info, &subs, None, read);
-                std::thread::spawn(move || {
-                    let _ = behind.session_and_subagents(&real);
-                });
+                if !app.being_read(Path::new(&real)) {
+                    std::thread::spawn(move || {
+                        let _ = behind.session_and_subagents(&real);
+                    });
+                }
                 return page;
             }
         }

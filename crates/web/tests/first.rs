@@ -293,3 +293,44 @@ fn a_page_with_a_branch_that_starts_after_it_is_read_from_the_whole_file() {
     assert!(first_page(&shape, &path, format, &keep_shown_entry, 2).is_none());
     assert_eq!(compare(&path, format, &[1, 2, 3]), 1);
 }
+
+#[test]
+fn a_first_prompt_is_redacted_on_a_first_page_as_on_the_whole_files() {
+    // The first prompt names a page without a title: its first block is
+    // JSON with a secret under a field name, redacted as a field.
+    let secret = "Zx9Qw7Er5Ty3Ui1Op";
+    let first = format!(
+        "{{\"authorization\": \"{secret}\", \"t\": \"ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8\"}}"
+    );
+    let mut lines = vec![serde_json::json!({
+        "type": "user", "uuid": "u0", "parentUuid": null, "sessionId": "s",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": [
+            {"type": "text", "text": first},
+            {"type": "text", "text": "and what it says"},
+        ]},
+    })
+    .to_string()];
+    let mut parent = "u0".to_string();
+    for i in 1..8 {
+        let kind = if i % 2 == 1 { "assistant" } else { "user" };
+        let id = format!("e{i}");
+        lines.push(
+            serde_json::json!({
+                "type": kind, "uuid": id, "parentUuid": parent, "sessionId": "s",
+                "timestamp": "2026-01-01T00:00:01.000Z",
+                "message": {"role": kind, "content": [{"type": "text", "text": format!("turn {i}")}]},
+            })
+            .to_string(),
+        );
+        parent = id;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let format = registry::by_name("claude").unwrap();
+    let (taken, plain, redacted) = compare_both(&path, format, &[1, 2, 3]);
+    assert_eq!(taken, 3);
+    assert!(plain.contains(secret));
+    assert!(!redacted.contains(secret), "{redacted}");
+}
