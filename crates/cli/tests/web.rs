@@ -36,6 +36,23 @@ fn place_pi(env: &TestEnv, session: &agentlog_model::Session) -> PathBuf {
     plan.path
 }
 
+/// Writes, where pi keeps its sessions, a pi session `id` in `cwd` of one
+/// prompt, `text`.
+fn place_one_prompt(env: &TestEnv, id: &str, cwd: &str, text: &str) -> PathBuf {
+    let mut meta = agentlog_model::SessionMeta::new(id, agentlog_model::Agent::Pi);
+    meta.cwd = Some(cwd.into());
+    let mut session = agentlog_model::Session::new(meta);
+    session.push(agentlog_model::Entry::new(
+        "p0",
+        None,
+        agentlog_model::EntryKind::Message(agentlog_model::Message::text(
+            agentlog_model::Role::User,
+            text,
+        )),
+    ));
+    place_pi(env, &session)
+}
+
 fn leaked<'a>(text: &str, secrets: &'a [String]) -> Vec<&'a str> {
     secrets
         .iter()
@@ -305,21 +322,12 @@ fn serve_sees_new_sessions_and_appends_while_it_runs() {
     assert!(!body.contains("href=\"/session?p="), "nothing to find yet");
 
     // A session in a folder discovery has not seen (a new project).
-    let mut meta = agentlog_model::SessionMeta::new(
+    place_one_prompt(
+        &env,
         "0199bbbb-0000-7000-8000-000000000001",
-        agentlog_model::Agent::Pi,
+        "/home/dev/src/brand-new",
+        "please plant the orchardlantern",
     );
-    meta.cwd = Some("/home/dev/src/brand-new".into());
-    let mut session = agentlog_model::Session::new(meta);
-    session.push(agentlog_model::Entry::new(
-        "n0",
-        None,
-        agentlog_model::EntryKind::Message(agentlog_model::Message::text(
-            agentlog_model::Role::User,
-            "please plant the orchardlantern",
-        )),
-    ));
-    place_pi(&env, &session);
     assert!(
         found_by_search(s.port, "orchardlantern"),
         "a new session is found while serve runs"
@@ -669,20 +677,9 @@ fn read_page(port: u16, path: &str) -> (String, String) {
     (how, body)
 }
 
-#[test]
-fn serve_shows_a_long_sessions_first_page_from_its_first_lines_as_from_the_whole_file() {
-    let env = TestEnv::new();
-    let mut paths = Vec::new();
-    for agent in ["claude", "codex", "pi", "gemini"] {
-        let mut c = agentlog_bench::gen::conv(5, 1);
-        let mut n = 2;
-        while c.turns.len() < 120 {
-            c.turns.extend(agentlog_bench::gen::conv(5, n).turns);
-            n += 1;
-        }
-        paths.push(agentlog_bench::gen::write_session(env.home(), agent, &c).unwrap());
-    }
-    // Every file keeps its shape (files of 8 MB and more do by default).
+/// Runs `agentlog index`, every file keeping its shape (files of 8 MB and
+/// more do by default).
+fn index_keeping_shapes(env: &TestEnv) {
     let out = env
         .command(&["index"])
         .env("AGENTLOG_SHAPE_MIN", "1")
@@ -693,6 +690,17 @@ fn serve_shows_a_long_sessions_first_page_from_its_first_lines_as_from_the_whole
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn serve_shows_a_long_sessions_first_page_from_its_first_lines_as_from_the_whole_file() {
+    let env = TestEnv::new();
+    let mut paths = Vec::new();
+    for agent in ["claude", "codex", "pi", "gemini"] {
+        let c = agentlog_bench::gen::long_conv(5, 120);
+        paths.push(agentlog_bench::gen::write_session(env.home(), agent, &c).unwrap());
+    }
+    index_keeping_shapes(&env);
     let s = start(&env, &[]);
     for p in &paths {
         let url = format!("/session?p={}", enc(p.to_str().unwrap()));
@@ -741,32 +749,15 @@ fn serve_shows_a_long_sessions_first_page_from_its_first_lines_as_from_the_whole
 #[test]
 fn serve_makes_the_shape_a_long_session_lost_to_an_append_once_it_is_quiet() {
     let env = TestEnv::new();
-    let mut c = agentlog_bench::gen::conv(6, 1);
-    let mut n = 2;
-    while c.turns.len() < 120 {
-        c.turns.extend(agentlog_bench::gen::conv(6, n).turns);
-        n += 1;
-    }
+    let c = agentlog_bench::gen::long_conv(6, 120);
     let path = agentlog_bench::gen::write_session(env.home(), "claude", &c).unwrap();
-    let index = |env: &TestEnv| {
-        let out = env
-            .command(&["index"])
-            .env("AGENTLOG_SHAPE_MIN", "1")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
     let db = env.home().join(".local/share/agentlog/index.sqlite");
     let shapes = || -> i64 {
         let c = rusqlite::Connection::open(&db).unwrap();
         c.query_row("SELECT count(*) FROM shapes", [], |r| r.get(0))
             .unwrap()
     };
-    index(&env);
+    index_keeping_shapes(&env);
     assert_eq!(shapes(), 1, "a file read in full keeps its shape");
     // A line appended (ten minutes ago): the update reads only it, and the
     // shape of the file as it was is dropped.
@@ -780,7 +771,7 @@ fn serve_makes_the_shape_a_long_session_lost_to_an_append_once_it_is_quiet() {
     f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(600))
         .unwrap();
     drop(f);
-    index(&env);
+    index_keeping_shapes(&env);
     assert_eq!(
         shapes(),
         0,
@@ -818,21 +809,12 @@ fn what_serve_indexes_is_seen_by_other_processes_after_they_close_the_index() {
         let _ = get(s.port, "/", &host, None);
         assert_eq!(sessions(), 1);
     }
-    let mut meta = agentlog_model::SessionMeta::new(
+    place_one_prompt(
+        &env,
         "0199cccc-0000-7000-8000-000000000002",
-        agentlog_model::Agent::Pi,
+        "/home/dev/src/seen-elsewhere",
+        "written while serve runs",
     );
-    meta.cwd = Some("/home/dev/src/seen-elsewhere".into());
-    let mut session = agentlog_model::Session::new(meta);
-    session.push(agentlog_model::Entry::new(
-        "m0",
-        None,
-        agentlog_model::EntryKind::Message(agentlog_model::Message::text(
-            agentlog_model::Role::User,
-            "written while serve runs",
-        )),
-    ));
-    place_pi(&env, &session);
     // The server's refresher indexes it; another process sees it.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while sessions() < 2 {

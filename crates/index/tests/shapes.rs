@@ -13,8 +13,7 @@ use std::time::{Duration, SystemTime};
 fn a_shape_is_kept_dropped_on_append_and_made_again_when_the_file_is_quiet() {
     std::env::set_var("AGENTLOG_SHAPE_MIN", "1");
     let dir = tempfile::tempdir().unwrap();
-    let mut c = agentlog_bench::gen::conv(8, 1);
-    c.turns.extend(agentlog_bench::gen::conv(8, 2).turns);
+    let c = agentlog_bench::gen::long_conv(8, 2);
     let path = agentlog_bench::gen::write_session(dir.path(), "claude", &c).unwrap();
     let found = [Found {
         path: path.clone(),

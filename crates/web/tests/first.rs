@@ -13,21 +13,9 @@ use agentlog_web::pages::{session_body, PAGE};
 use agentlog_web::render::{keep_shown, keep_shown_entry, Subagent, Target, View};
 use std::path::{Path, PathBuf};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures");
+mod common;
 
-fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            files(&p, out);
-        } else {
-            out.push(p);
-        }
-    }
-}
+use common::{files, FIXTURES};
 
 /// The sample files the shortcut is used for, with their format.
 fn samples() -> Vec<(PathBuf, &'static dyn Format)> {
@@ -226,12 +214,7 @@ fn a_long_session_of_each_agent_shows_its_first_page_from_its_first_lines() {
     use agentlog_bench::secrets::{leaks, planted, planted_text};
     let home = tempfile::tempdir().unwrap();
     for agent in ["claude", "codex", "pi", "gemini"] {
-        let mut c = agentlog_bench::gen::conv(3, 1);
-        let mut n = 2;
-        while c.turns.len() < 80 {
-            c.turns.extend(agentlog_bench::gen::conv(3, n).turns);
-            n += 1;
-        }
+        let mut c = agentlog_bench::gen::long_conv(3, 80);
         // Secrets in the first turns, for `serve --redact`.
         let secrets = planted_text(&planted(7));
         for t in &mut c.turns[..4] {

@@ -7,23 +7,11 @@ use agentlog_formats::registry;
 use agentlog_model::Session;
 use agentlog_web::pages::export_session_with;
 use agentlog_web::render::{keep_shown, keep_shown_entry};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures");
+mod common;
 
-fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            files(&p, out);
-        } else {
-            out.push(p);
-        }
-    }
-}
+use common::{files, FIXTURES};
 
 /// The page of `session` (with its subagents), and the page of both after
 /// `keep_shown`.

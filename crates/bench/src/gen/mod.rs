@@ -225,6 +225,19 @@ pub fn conv(seed: u64, n: u64) -> Conv {
     conv_with(seed, n, &GenOptions::default())
 }
 
+/// Returns a conversation of at least `turns` turns: conversation 1 of the
+/// corpus with `seed`, continued with the turns of the ones after it (a
+/// long session, for what only long sessions show).
+pub fn long_conv(seed: u64, turns: usize) -> Conv {
+    let mut c = conv(seed, 1);
+    let mut n = 2;
+    while c.turns.len() < turns {
+        c.turns.extend(conv(seed, n).turns);
+        n += 1;
+    }
+    c
+}
+
 /// Draws conversation number `n` of the corpus with `seed` and `opts`.
 pub fn conv_with(seed: u64, n: u64, opts: &GenOptions) -> Conv {
     let mut rng = StdRng::seed_from_u64(seed ^ n.wrapping_mul(0x9e37_79b9_7f4a_7c15));
