@@ -160,9 +160,10 @@ fn get(port: u16, path: &str) -> (f64, usize) {
     (secs, out.len())
 }
 
-/// Returns how the session page a GET of `path` returns was read (the
-/// description of its `Server-Timing` header) and the seconds it took.
-fn read_how(port: u16, path: &str) -> (f64, String) {
+/// Returns the seconds a GET of session page `path` takes, how the page
+/// was read (the description of its `Server-Timing` header) and the size
+/// of the response.
+fn read_how(port: u16, path: &str) -> (f64, String, usize) {
     let (secs, out) = fetch(port, path);
     let head = String::from_utf8_lossy(&out[..out.len().min(4096)]).to_ascii_lowercase();
     let how = head
@@ -171,7 +172,7 @@ fn read_how(port: u16, path: &str) -> (f64, String) {
         .and_then(|r| r.split('"').next())
         .unwrap_or("?")
         .to_string();
-    (secs, how)
+    (secs, how, out.len())
 }
 
 /// Returns the seconds a GET takes and the response.
@@ -404,10 +405,10 @@ fn first_screen(bin: &Path, home: &Path, agent: &str) {
     let mut body = 0;
     for _ in 0..FIRST_SCREENS {
         let s = serve(bin, home);
-        let (cold, how) = read_how(s.1, &url);
+        let (cold, how, size) = read_how(s.1, &url);
         colds.push(cold);
         hows.insert(how);
-        body = get(s.1, &url).1;
+        body = size;
         warm.extend((0..3).map(|_| get(s.1, &url).0));
         drop(s);
         let s = serve(bin, home);

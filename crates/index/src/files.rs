@@ -45,6 +45,14 @@ pub struct FileStat {
     pub is_file: bool,
 }
 
+impl FileStat {
+    /// True when `other` is the same state of the file: same size,
+    /// modification time and inode.
+    pub fn same_state(&self, other: &FileStat) -> bool {
+        (self.size, self.mtime_ns, self.inode) == (other.size, other.mtime_ns, other.inode)
+    }
+}
+
 /// Returns the stat of `path`, or `None` when it is gone. A session inside a
 /// database (`<file>#<id>`, see [`agentlog_formats::member`]) has the stat
 /// of the database and its write-ahead log together.

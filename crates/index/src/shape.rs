@@ -50,11 +50,15 @@ pub fn shape_min() -> u64 {
 /// viewer reads a first page from them.
 pub const SHAPED_FORMATS: [&str; 4] = ["claude", "codex", "gemini", "pi"];
 
+/// True when a file of `format` at `path` is read by line: one of the
+/// [`SHAPED_FORMATS`] in JSON Lines.
+pub fn by_line(format: &str, path: &std::path::Path) -> bool {
+    SHAPED_FORMATS.contains(&format) && path.extension().is_some_and(|e| e == "jsonl")
+}
+
 /// True when a file of `format` at `path` of `size` bytes keeps a shape.
 pub fn shaped(format: &str, path: &std::path::Path, size: u64) -> bool {
-    size >= shape_min()
-        && SHAPED_FORMATS.contains(&format)
-        && path.extension().is_some_and(|e| e == "jsonl")
+    size >= shape_min() && by_line(format, path)
 }
 
 /// A parent that is no entry of the session (or the entry itself).
@@ -263,8 +267,8 @@ fn read_shape(path: &std::path::Path, format: &str) -> Option<Shape> {
     Shape::of(&read.session)
 }
 
-/// The table of shapes, made by every writer ([`crate::schema`]'s later
-/// indexes): `file` is the id of the file in `files`, `path`, `size`,
+/// The table of shapes, made with a new index and, when missing, by every
+/// writer and by [`Index::make_shapes`]: `file` is the id of the file in `files`, `path`, `size`,
 /// `mtime_ns` and `inode` the state of the file the shape is of, `z` the
 /// shape (zstd-compressed JSON).
 pub(crate) const TABLE: &str = "
@@ -360,11 +364,7 @@ impl Index {
             if !shaped(&format, p, stat.size) {
                 continue;
             }
-            let same = |s: Option<FileStat>| {
-                s.is_some_and(|s| {
-                    (s.size, s.mtime_ns, s.inode) == (stat.size, stat.mtime_ns, stat.inode)
-                })
-            };
+            let same = |s: Option<FileStat>| s.is_some_and(|s| s.same_state(&stat));
             if !same(crate::files::stat(p)) {
                 continue;
             }
@@ -417,7 +417,13 @@ impl Index {
         let Some((size, mtime_ns, inode, z)) = row else {
             return Ok(None);
         };
-        if (size as u64, mtime_ns, inode as u64) != (now.size, now.mtime_ns, now.inode) {
+        let kept = FileStat {
+            size: size as u64,
+            mtime_ns,
+            inode: inode as u64,
+            is_file: true,
+        };
+        if !kept.same_state(&now) {
             return Ok(None);
         }
         Ok(Shape::from_blob(&z))

@@ -212,7 +212,7 @@ impl Index {
             let job = match stored.get(path_key(&f.path).as_ref()) {
                 // Unchanged; a file that failed and has not changed is not
                 // retried either.
-                Some(s) if same_stat(&s.stat, &stat) && s.format == f.format => {
+                Some(s) if s.stat.same_state(&stat) && s.format == f.format => {
                     plan.unchanged += 1;
                     continue;
                 }
@@ -631,10 +631,6 @@ fn stat_all_while<R>(found: &[Found], work: impl FnOnce() -> R) -> (Vec<Option<F
         out.extend(hb.join().unwrap_or_else(|_| stat(b)));
         (out, r)
     })
-}
-
-fn same_stat(a: &FileStat, b: &FileStat) -> bool {
-    a.size == b.size && a.mtime_ns == b.mtime_ns && a.inode == b.inode
 }
 
 /// How many files the parsers may have read ahead of the writer, at most.

@@ -12,7 +12,7 @@
 //! shows (the tests compare the two pages byte for byte); otherwise the
 //! caller reads the whole file:
 //! - the format reads an entry from its own lines and the ones before them
-//!   ([`reads_by_line`]);
+//!   ([`agentlog_index::shape::by_line`]);
 //! - no entry of the page is one of several children (its branch links
 //!   name leaves anywhere in the file);
 //! - the branch read from the lines is the page the shape names, entry for
@@ -75,16 +75,6 @@ impl FirstPage {
 /// A prefix longer than this is no shortcut: the whole file is read.
 const MAX_PREFIX: u64 = 64 << 20;
 
-/// True when format `format` reads the entries of a file at `path` from
-/// its lines in order, so that the first lines of the file give the first
-/// entries, mostly as the whole file does (Claude Code and pi always, on
-/// every sample file; a Codex or Gemini CLI entry may still change for a
-/// later line, which the fingerprints catch).
-pub fn reads_by_line(format: &str, path: &Path) -> bool {
-    let jsonl = path.extension().is_some_and(|e| e == "jsonl");
-    jsonl && agentlog_index::shape::SHAPED_FORMATS.contains(&format)
-}
-
 /// Reads the first page (the first `page` entries of the branch; a served
 /// page shows [`crate::pages::PAGE`]) of the session file at `path` of `format`, whose
 /// shape is `shape`, applying `trim` to each entry; `None` when the page
@@ -97,7 +87,11 @@ pub fn first_page(
     trim: &dyn Fn(&mut Entry),
     page: usize,
 ) -> Option<FirstPage> {
-    if !reads_by_line(format.name(), path) {
+    // The first lines give the first entries, mostly as the whole file
+    // does (Claude Code and pi always, on every sample file; a Codex or
+    // Gemini CLI entry may still change for a later line, which the
+    // fingerprints catch).
+    if !agentlog_index::shape::by_line(format.name(), path) {
         return None;
     }
     let skeleton = shape.skeleton();
@@ -141,9 +135,10 @@ pub fn first_page(
     // the tokens counted before the next one, and the rest at the end of
     // the file to the last): the lines of one entry after the page are read
     // first, then of more.
+    let after = starts_after(&skeleton, end_of_page);
     let mut session = None;
     for ahead in LOOK_AHEAD {
-        let lines = prefix_lines(&skeleton, end_of_page, ahead)?;
+        let lines = after.get(ahead)? - 1;
         let prefix = read_lines(path, lines)?;
         let read = format.read_bytes_to_show(path, &prefix).ok()?.session;
         if is_page(&read) {
@@ -181,6 +176,12 @@ const LOOK_AHEAD: [usize; 3] = [1, 16, 256];
 /// Codex event is a copy of the item after it). `None` when that is the
 /// whole file.
 pub fn prefix_lines(session: &Session, end: u64, ahead: usize) -> Option<u64> {
+    starts_after(session, end).get(ahead).map(|l| l - 1)
+}
+
+/// Returns the lines after line `end` at which entries of `session` start,
+/// in order.
+fn starts_after(session: &Session, end: u64) -> Vec<u64> {
     let mut after: Vec<u64> = session
         .entries
         .iter()
@@ -189,7 +190,7 @@ pub fn prefix_lines(session: &Session, end: u64, ahead: usize) -> Option<u64> {
         .collect();
     after.sort_unstable();
     after.dedup();
-    after.get(ahead).map(|l| l - 1)
+    after
 }
 
 /// Returns the first `lines` lines of the file at `path` (each with its

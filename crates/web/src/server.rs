@@ -296,7 +296,15 @@ impl App {
         &self,
         path: &str,
     ) -> Result<(Arc<Session>, agentlog_index::SessionInfo, Subagents), WebError> {
-        let info = self.info(path)?;
+        self.session_with(path, self.info(path)?)
+    }
+
+    /// [`App::session_and_subagents`] of the catalog row `info` of `path`.
+    fn session_with(
+        &self,
+        path: &str,
+        info: agentlog_index::SessionInfo,
+    ) -> Result<(Arc<Session>, agentlog_index::SessionInfo, Subagents), WebError> {
         let p = PathBuf::from(path);
         let stamp = self.stamp(path, &info)?;
         if let Some((s, subs)) = self.cached(&p, &stamp) {
@@ -401,27 +409,20 @@ impl App {
         Ok(Arc::new(subagents))
     }
 
-    /// Returns the first page of the session at `path` read from the
-    /// file's first lines ([`crate::first`]), when the index keeps the
-    /// shape of the file as it is and the session is not in the cache
-    /// already; `None` when the whole file is to be read.
+    /// Returns the first page of the session at `path` (catalog row
+    /// `info`) read from the file's first lines ([`crate::first`]), when
+    /// the index keeps the shape of the file as it is and the session is
+    /// not in the cache already; `None` when the whole file is to be read.
     fn first_page(
         &self,
         path: &str,
-    ) -> Result<
-        Option<(
-            crate::first::FirstPage,
-            agentlog_index::SessionInfo,
-            Subagents,
-        )>,
-        WebError,
-    > {
+        info: &agentlog_index::SessionInfo,
+    ) -> Result<Option<(crate::first::FirstPage, Subagents)>, WebError> {
         if !self.local() {
             return Ok(None);
         }
-        let info = self.info(path)?;
         let p = PathBuf::from(path);
-        if self.cached(&p, &self.stamp(path, &info)?).is_some() {
+        if self.cached(&p, &self.stamp(path, info)?).is_some() {
             return Ok(None);
         }
         let Some(shape) = self.with_index(|i| Ok(i.shape(path)?))? else {
@@ -438,8 +439,8 @@ impl App {
         if let Some(r) = self.redactor()? {
             first.redact(r);
         }
-        let subagents = self.subagents(&p, &info)?;
-        Ok(Some((first, info, subagents)))
+        let subagents = self.subagents(&p, info)?;
+        Ok(Some((first, subagents)))
     }
 }
 
@@ -777,9 +778,10 @@ async fn session(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> R
         // The first page of the branch of a large session, from the file's
         // first lines; the whole file is read behind it, for the pages
         // after.
+        let started = Instant::now();
+        let info = app.info(&real)?;
         if opt(&a.leaf).is_none() && opt(&a.at).is_none() {
-            let started = Instant::now();
-            if let Some((first, info, subs)) = app.first_page(&real)? {
+            if let Some((first, subs)) = app.first_page(&real, &info)? {
                 let read = Read("first lines", started.elapsed());
                 let view = View::new(&first.session, None, None).with_whole(&first.whole);
                 let page = session_page(app, &real, &link, view, info, &subs, None, read);
@@ -792,7 +794,7 @@ async fn session(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> R
             }
         }
         let started = Instant::now();
-        let (session, info, subs) = app.session_and_subagents(&real)?;
+        let (session, info, subs) = app.session_with(&real, info)?;
         let read = Read("whole file", started.elapsed());
         let view = View::new(&session, opt(&a.leaf), opt(&a.at));
         session_page(app, &real, &link, view, info, &subs, opt(&a.at), read)

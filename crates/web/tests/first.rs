@@ -6,9 +6,10 @@
 #![allow(clippy::unwrap_used)]
 
 use agentlog_formats::{registry, Format};
+use agentlog_index::shape::by_line;
 use agentlog_index::shape::Shape;
 use agentlog_model::Session;
-use agentlog_web::first::{first_page, prefix_lines, reads_by_line};
+use agentlog_web::first::{first_page, prefix_lines};
 use agentlog_web::pages::{session_body, PAGE};
 use agentlog_web::render::{keep_shown, keep_shown_entry, Subagent, Target, View};
 use std::path::{Path, PathBuf};
@@ -25,7 +26,7 @@ fn samples() -> Vec<(PathBuf, &'static dyn Format)> {
     all.into_iter()
         .filter_map(|p| {
             let f = registry::detect(&p).ok()?;
-            reads_by_line(f.name(), &p).then_some((p, f))
+            by_line(f.name(), &p).then_some((p, f))
         })
         .collect()
 }
