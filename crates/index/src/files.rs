@@ -271,6 +271,35 @@ pub fn line_offset(bytes: &[u8], base_offset: u64, base_line: u64, target: u64) 
         .map(|l| base_offset + l.offset as u64)
 }
 
+/// Returns the line and file offset the next incremental read of a file
+/// starts at, of `session` read from `bytes`, whose first line is the
+/// file's line and offset `base`: the line of the last real user prompt (a
+/// turn boundary) after the file's first, or `None` to read from `base`
+/// (or from the start, when `base` is the start).
+pub fn restart(
+    session: &agentlog_model::Session,
+    bytes: &[u8],
+    base: (u64, u64),
+) -> Option<(u64, u64)> {
+    let line = session
+        .entries
+        .iter()
+        .rev()
+        .find(|e| {
+            e.message().is_some_and(|m| {
+                m.role == agentlog_model::Role::User
+                    && m.injected.is_none()
+                    && !m.sidechain
+                    && m.content
+                        .iter()
+                        .any(|b| matches!(b.kind, agentlog_model::BlockKind::Text { .. }))
+            })
+        })
+        .and_then(|e| e.line)
+        .filter(|&l| l >= 2)?;
+    line_offset(bytes, base.1, base.0, line).map(|o| (line, o))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,6 +36,7 @@ mod derived;
 mod error;
 pub mod extract;
 pub mod files;
+pub mod follow;
 pub mod journal;
 pub mod listing;
 mod lockfile;

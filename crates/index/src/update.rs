@@ -775,17 +775,8 @@ fn read_full(job: &Job) -> Outcome {
             ..FileState::default()
         };
         if incremental {
-            let line = restart_line(&read.session);
-            match line.and_then(|l| files::line_offset(&bytes[..end], 0, 1, l).map(|o| (l, o))) {
-                Some((l, o)) => {
-                    state.tail_line = l;
-                    state.tail_offset = o;
-                }
-                None => {
-                    state.tail_line = 1;
-                    state.tail_offset = 0;
-                }
-            }
+            (state.tail_line, state.tail_offset) =
+                files::restart(&read.session, &bytes[..end], (1, 0)).unwrap_or((1, 0));
         }
         (read, bytes.len() as u64, state)
     } else {
@@ -856,13 +847,9 @@ fn read_tail(job: &Job, state: &FileState) -> Result<Option<Outcome>, String> {
         .entries
         .retain(|e| e.line.unwrap_or(0) >= tail.first_line);
     let tail_bytes = &tail.buffer[tail.buffer.len() - (tail.end - tail.first_offset) as usize..];
-    let (tail_line, tail_offset) = match restart_line(&session) {
-        Some(l) => match files::line_offset(tail_bytes, tail.first_offset, tail.first_line, l) {
-            Some(o) => (l, o),
-            None => (tail.first_line, tail.first_offset),
-        },
-        None => (tail.first_line, tail.first_offset),
-    };
+    let (tail_line, tail_offset) =
+        files::restart(&session, tail_bytes, (tail.first_line, tail.first_offset))
+            .unwrap_or((tail.first_line, tail.first_offset));
     let extracted = extract::extract(&session);
     Ok(Some(Outcome::Tail {
         extracted,
@@ -881,27 +868,6 @@ fn read_tail(job: &Job, state: &FileState) -> Result<Option<Outcome>, String> {
         diagnostics: read.diagnostics.len() as u64,
         bytes: tail_bytes.len() as u64,
     }))
-}
-
-/// Returns the line the next incremental read starts at: that of the last
-/// real user prompt (a turn boundary), or `None` to re-read from the start.
-fn restart_line(session: &agentlog_model::Session) -> Option<u64> {
-    session
-        .entries
-        .iter()
-        .rev()
-        .find(|e| {
-            e.message().is_some_and(|m| {
-                m.role == agentlog_model::Role::User
-                    && m.injected.is_none()
-                    && !m.sidechain
-                    && m.content
-                        .iter()
-                        .any(|b| matches!(b.kind, agentlog_model::BlockKind::Text { .. }))
-            })
-        })
-        .and_then(|e| e.line)
-        .filter(|&l| l >= 2)
 }
 
 #[cfg(test)]
