@@ -825,3 +825,98 @@ fn what_serve_indexes_is_seen_by_other_processes_after_they_close_the_index() {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
+
+/// Reads what the server sends on `s` until `until` holds for it or ten
+/// seconds pass.
+fn read_until(s: &mut std::net::TcpStream, got: &mut String, until: &dyn Fn(&str) -> bool) -> bool {
+    s.set_read_timeout(Some(std::time::Duration::from_millis(200)))
+        .unwrap();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut buf = [0u8; 65536];
+    while std::time::Instant::now() < end {
+        match s.read(&mut buf) {
+            Ok(0) => return until(got),
+            Ok(n) => got.push_str(&String::from_utf8_lossy(&buf[..n])),
+            Err(_) => {}
+        }
+        if until(got) {
+            return true;
+        }
+    }
+    false
+}
+
+#[test]
+fn serve_beyond_loopback_needs_its_token_and_redacts_what_is_appended() {
+    let env = TestEnv::new();
+    let (path, secrets) = plant(&env);
+    let s = start(&env, &["--host", "0.0.0.0"]);
+    assert!(
+        s.first.contains("listening beyond this machine")
+            && s.first.contains("every request needs the token")
+            && s.first.contains("redacted"),
+        "{}",
+        s.first
+    );
+    let token = s
+        .first
+        .split("?token=")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    assert!(token.len() >= 32, "{token}");
+    let host = format!("127.0.0.1:{}", s.port);
+    let cookie = format!("agentlog_token={token}");
+    let page = format!("/session?p={}", enc(path.to_str().unwrap()));
+    let (head, _) = get(s.port, &page, &host, None);
+    assert!(head.starts_with("HTTP/1.1 401"), "{head}");
+    let (head, body) = get(s.port, &page, &host, Some(&cookie));
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert_eq!(leaked(&body, &secrets), Vec::<&str>::new());
+    assert!(body.contains("[REDACTED:"));
+
+    // The live tail of the page: what is appended arrives, redacted, the
+    // first append read whole and the next from the last turn.
+    let tail = body
+        .split("data-tail=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap()
+        .replace("&amp;", "&");
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    write!(
+        stream,
+        "GET {tail} HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\n\r\n"
+    )
+    .unwrap();
+    let mut got = String::new();
+    assert!(
+        read_until(&mut stream, &mut got, &|g| g.contains("\r\n\r\n")),
+        "{got}"
+    );
+    assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+    let last_id = |p: &std::path::Path| -> String {
+        let text = std::fs::read_to_string(p).unwrap();
+        let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        last["id"].as_str().unwrap().to_string()
+    };
+    for (k, (word, secret)) in [("firstmarmot", &secrets[0]), ("secondheron", &secrets[1])]
+        .into_iter()
+        .enumerate()
+    {
+        let line = serde_json::json!({"type":"message","id":format!("appended-{k}"),"parentId":last_id(&path),"timestamp":"2026-05-01T11:00:00.000Z","message":{"role":"user","content":format!("{word}: the key is {secret}"),"timestamp":1_777_633_200_000u64}});
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        writeln!(f, "{line}").unwrap();
+        drop(f);
+        assert!(
+            read_until(&mut stream, &mut got, &|g| g.contains(word)),
+            "{word} never arrived: {got}"
+        );
+    }
+    assert_eq!(leaked(&got, &secrets), Vec::<&str>::new());
+    assert!(got.matches("[REDACTED:").count() >= 2, "{got}");
+}

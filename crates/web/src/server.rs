@@ -8,6 +8,7 @@ use crate::render::{Target, View};
 use crate::WebError;
 use agentlog_formats::discover::Found;
 use agentlog_index::backend::ResolveParams;
+use agentlog_index::follow::Follow;
 use agentlog_index::{Backend, GroupBy, Index, IndexError, SearchParams, StatsParams};
 use agentlog_model::Session;
 use axum::extract::{Query, State};
@@ -386,6 +387,38 @@ impl App {
         let cache = self.sessions.lock().ok()?;
         let (_, c) = cache.iter().find(|(q, c)| q == path && c.stamp == *stamp)?;
         Some((c.session.clone(), c.subagents.clone()))
+    }
+
+    /// Returns the session file at `path` (of format `format`) followed as
+    /// an agent writes it ([`Follow`]): `prev` advanced to what the file
+    /// holds now, or the file read whole; trimmed and redacted as pages
+    /// are. `None` from a team server, whose sessions are read whole.
+    fn follow(
+        &self,
+        path: &str,
+        format: &str,
+        prev: Option<Follow>,
+    ) -> Result<Option<Follow>, WebError> {
+        let Some(format) = agentlog_formats::registry::by_name(format).filter(|_| self.local())
+        else {
+            return Ok(None);
+        };
+        let redactor = self.redactor()?;
+        let prepare = |s: &mut Session| {
+            s.entries
+                .iter_mut()
+                .for_each(crate::render::keep_shown_entry);
+            if let Some(r) = redactor {
+                r.session(s);
+            }
+        };
+        Ok(Some(match prev {
+            Some(mut f) => {
+                f.advance(&prepare)?;
+                f
+            }
+            None => Follow::start(Path::new(path), format, &prepare)?,
+        }))
     }
 
     /// Returns the subagent sessions kept beside the session at `path`
@@ -998,6 +1031,10 @@ async fn stats(State(app): State<Arc<App>>) -> Response {
 }
 
 /// What a live tail has sent so far.
+/// What a tail sends of a change: the entries' HTML, the entries the page
+/// then shows, the last one's id.
+type Sending = (String, usize, Option<String>);
+
 struct TailState {
     app: Arc<App>,
     path: String,
@@ -1006,6 +1043,10 @@ struct TailState {
     sent: usize,
     last_id: Option<String>,
     stat: Stamp,
+    /// The file as last read, once it changed (this machine's files only):
+    /// what is appended to it is read from its last turn, not the whole
+    /// file again.
+    follow: Option<Follow>,
 }
 
 async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Response {
@@ -1017,14 +1058,23 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
         tokio::task::spawn_blocking(move || -> Result<TailState, WebError> {
             let p = app.resolve(&p)?;
             let link = app.key_of(&p);
-            let (session, info) = app.session(&p)?;
-            let view = View::new(&session, opt(&leaf), None);
-            let sent = n.min(view.path.len());
-            let last_id = sent.checked_sub(1).map(|i| view.path[i].id.clone());
+            let info = app.info(&p)?;
             let stat = app.stamp(&p, &info)?;
             let format = agentlog_formats::registry::by_name(&info.format)
                 .map(|f| f.name())
                 .unwrap_or("json");
+            let follow = app.follow(&p, format, None)?;
+            let whole;
+            let session: &Session = match &follow {
+                Some(f) => f.session(),
+                None => {
+                    whole = app.session_with(&p, info)?.0;
+                    &whole
+                }
+            };
+            let view = View::new(session, opt(&leaf), None);
+            let sent = n.min(view.path.len());
+            let last_id = sent.checked_sub(1).map(|i| view.path[i].id.clone());
             Ok(TailState {
                 app: app.clone(),
                 path: p,
@@ -1033,6 +1083,7 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
                 sent,
                 last_id,
                 stat,
+                follow,
             })
         })
         .await
@@ -1074,8 +1125,9 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
             let link = st.link.clone();
             let format = st.format;
             let (sent, last) = (st.sent, st.last_id.clone());
+            let follow = st.follow.take();
             let r = tokio::task::spawn_blocking(
-                move || -> Result<Option<(String, usize, Option<String>)>, WebError> {
+                move || -> Result<(Option<Sending>, Option<Follow>), WebError> {
                     // The catalog follows the file (read from where it stopped).
                     // A busy index (another update running) does not hold
                     // the page back: the catalog catches up on the next change.
@@ -1087,8 +1139,16 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
                             }]);
                         }
                     }
-                    let (session, _) = app.session(&path)?;
-                    let view = View::new(&session, None, None);
+                    let follow = app.follow(&path, format, follow)?;
+                    let whole;
+                    let session: &Session = match &follow {
+                        Some(f) => f.session(),
+                        None => {
+                            whole = app.session(&path)?.0;
+                            &whole
+                        }
+                    };
+                    let view = View::new(session, None, None);
                     let continues = match &last {
                         Some(id) => view
                             .path
@@ -1097,24 +1157,32 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
                         None => true,
                     };
                     if !continues || view.path.len() <= sent {
-                        return Ok(None);
+                        return Ok((None, follow));
                     }
                     let html = view.entries_html(
                         sent,
                         view.path.len(),
                         &Target::Served { path: link.clone() },
                     );
-                    Ok(Some((
+                    let sending = (
                         html,
                         view.path.len(),
                         view.path.last().map(|e| e.id.clone()),
-                    )))
+                    );
+                    Ok((Some(sending), follow))
                 },
             )
             .await;
+            let r = match r {
+                Ok(Ok((sending, follow))) => {
+                    st.follow = follow;
+                    sending
+                }
+                _ => None,
+            };
             // The file is looked at again until what it holds was sent (a
             // line may still be on its way).
-            if let Ok(Ok(Some((html, n, last)))) = r {
+            if let Some((html, n, last)) = r {
                 st.stat = now;
                 st.sent = n;
                 st.last_id = last;
