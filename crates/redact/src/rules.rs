@@ -1511,9 +1511,34 @@ mod tests {
             "GITHUB_TOKEN=changeme",
             "postgres://user:$PASS@localhost/db",
             "export SECRET_KEY=[REDACTED:env-secret]",
+            "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+            "DB_PASSWORD=$(pass show db)",
+            "API_TOKEN={{ secrets.API_TOKEN }}",
+            "DB_PASSWORD=%DB_PASSWORD%",
+            "OPENAI_API_KEY=sk-...",
         ] {
             assert!(rules.find(text).is_empty(), "{text}");
         }
         assert_eq!(rules.find("DB_PASSWORD=hunter2x").len(), 1);
+        // Passwords that only begin like a reference or hold a word of
+        // the placeholders are secrets.
+        for secret in [
+            "$uperS3cretPw9",
+            "%40bcDef123x",
+            "{Zq8wPa55}",
+            "myExampleP4ss",
+            "p4ss...word9",
+        ] {
+            for text in [
+                format!("postgres://admin:{secret}@db.internal:5432/app"),
+                format!("DB_PASSWORD={secret}"),
+            ] {
+                let found = rules.find(&text);
+                assert!(
+                    found.iter().any(|f| text[f.start..f.end].contains(secret)),
+                    "{text}: {found:?}"
+                );
+            }
+        }
     }
 }
