@@ -314,3 +314,44 @@ fn scrub_rewrites_an_openhands_conversations_own_files_keeping_a_backup() {
     let siblings = std::fs::read_dir(folder.parent().unwrap()).unwrap().count();
     assert_eq!(siblings, 2, "the folder and its backup, nothing else");
 }
+
+#[test]
+fn scrub_fails_when_a_secret_remains_in_a_file_the_session_reads_beside_it() {
+    let env = TestEnv::new();
+    let (_, secret) = &all_secrets(SEED)[0];
+    let session = env
+        .home()
+        .join(".claude/projects/-p/0a1b2c3d-0000-4000-8000-000000000009.jsonl");
+    let results = session.with_extension("").join("tool-results");
+    std::fs::create_dir_all(&results).unwrap();
+    let output = results.join("toolu_1.txt");
+    std::fs::write(&output, format!("the key is {secret}\n")).unwrap();
+    let lines = [
+        serde_json::json!({"type":"assistant","uuid":"a1","parentUuid":null,"sessionId":"s","message":{"id":"msg_1","role":"assistant","model":"claude-x","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}]}}),
+        serde_json::json!({"type":"user","uuid":"u1","parentUuid":"a1","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"<persisted-output>\nPreview\n</persisted-output>"}]},"toolUseResult":{"persistedOutputPath":output}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&session, &text).unwrap();
+    let r = env.run(&["scrub", session.to_str().unwrap()]);
+    assert_eq!(r.status, 1, "{}", r.stdout);
+    no_leaks("scrub's report", &r.stdout);
+    assert!(
+        r.stdout.contains("nothing could be rewritten in place"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("1 secret remain"), "{}", r.stdout);
+    assert_eq!(
+        std::fs::read_to_string(&session).unwrap(),
+        text,
+        "nothing changed"
+    );
+    let r = env.run(&["scrub", session.to_str().unwrap(), "--json"]);
+    assert_eq!(r.status, 1, "{}", r.stdout);
+    let outcome: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(outcome["written"], false);
+    assert_eq!(
+        outcome["remaining"]["findings"].as_array().unwrap().len(),
+        1
+    );
+}

@@ -33,12 +33,24 @@ pub struct Args {
 pub fn cmd_scrub(args: Args) -> anyhow::Result<ExitCode> {
     let path = &args.file;
     let done = scrub(path, args.from.as_deref(), args.dry_run)?;
+    // Secrets that remain make the command fail: the session is not safe
+    // to share yet.
+    let status = if done.remaining.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    };
     if args.json {
         out::print_json(&done)?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(status);
     }
     let mut text = String::new();
-    if done.report.is_empty() {
+    if done.report.is_empty() && !done.remaining.is_empty() {
+        text.push_str(&format!(
+            "{}: nothing could be rewritten in place; nothing changed\n",
+            path.display()
+        ));
+    } else if done.report.is_empty() {
         text.push_str(&format!(
             "{}: no secrets found; nothing changed\n",
             path.display()
@@ -59,11 +71,12 @@ pub fn cmd_scrub(args: Args) -> anyhow::Result<ExitCode> {
     }
     if !done.remaining.is_empty() {
         text.push_str(&format!(
-            "warning: {} remain that could not be rewritten in place:\n",
-            out::count(done.remaining.len() as u64, "secret")
+            "error: {} remain that could not be rewritten in place (in files the session reads beside {}, or in values scrub cannot rewrite):\n",
+            out::count(done.remaining.len() as u64, "secret"),
+            path.display()
         ));
         text.push_str(&crate::redact::sanitized(&done.remaining.to_string()));
     }
     out::print(&text)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(status)
 }
