@@ -369,6 +369,7 @@ fn serve_and_export_in_chromium() {
     };
     let export = export_html(&long, "long.html");
     let branch_export = export_html(&branch, "branch.html");
+    let showcase_export = export_html(&showcase, "showcase.html");
     let mut hostile_exports: Vec<PathBuf> = hostile_paths
         .iter()
         .enumerate()
@@ -433,6 +434,7 @@ fn serve_and_export_in_chromium() {
         "hostileExports": hostile_exports,
         "exportFile": export,
         "branchExport": branch_export,
+        "showcaseExport": showcase_export,
         "exportSource": long,
         "screenshots": shots,
     });
@@ -532,6 +534,14 @@ fn serve_and_export_in_chromium() {
     );
     assert_eq!(r["phone"], json!(true), "the list is wider than a phone");
     // The export shows the same messages as the server.
+    // Printed, what is collapsed on screen is there to read: every closed
+    // block's content shows.
+    let print = r["exportPrint"].as_array().unwrap();
+    assert!(print.len() >= 4, "{print:?}");
+    assert!(
+        print.iter().all(|p| p["shown"] == true),
+        "closed blocks not printed: {print:?}"
+    );
     assert_eq!(r["export"]["ids"], r["served"]["ids"]);
     assert_eq!(r["export"]["ids"].as_array().unwrap().len(), 260);
     // Nothing hostile ran, anywhere; nothing left this machine.

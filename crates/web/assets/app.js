@@ -155,6 +155,16 @@
     var more = document.getElementById('more');
     if (more) io.observe(more);
   }
+  // Printed, every collapsed block is open (for browsers whose print
+  // style cannot open them), and closed again after.
+  var printOpened = [];
+  window.addEventListener('beforeprint', function () {
+    document.querySelectorAll('details:not([open])').forEach(function (d) { d.open = true; printOpened.push(d); });
+  });
+  window.addEventListener('afterprint', function () {
+    printOpened.forEach(function (d) { d.open = false; });
+    printOpened = [];
+  });
   window.addEventListener('hashchange', goHash);
   goHash();
   startTail();

@@ -199,6 +199,15 @@ try {
     ids: await ep.$$eval('#entries [data-i]', (xs) => xs.map((x) => x.id)),
     theme: await ep.evaluate(() => getComputedStyle(document.body).fontFamily),
   };
+  // Printed: the content of every block closed on screen shows.
+  const pp = await newPage();
+  await pp.goto('file://' + cfg.showcaseExport, { waitUntil: 'load' });
+  await pp.emulateMedia({ media: 'print' });
+  out.exportPrint = await pp.$$eval('details:not([open])', (ds) => ds.filter((d) => d.checkVisibility()).map((d) => {
+    const c = d.querySelector(':scope > :not(summary)');
+    return { summary: d.querySelector('summary').innerText, shown: !c || c.checkVisibility() };
+  }));
+  await pp.close();
   // The exported tree switches branches in the page itself.
   const bp = await newPage();
   await bp.goto('file://' + cfg.branchExport, { waitUntil: 'load' });
