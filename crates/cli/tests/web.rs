@@ -653,6 +653,47 @@ fn serve_and_the_html_export_show_a_subagent_inside_its_call() {
         "--no-redact",
     ]);
     assert!(r.stdout.contains(&planted.secret), "the secret was planted");
+
+    // With 150 entries before the call, a link to a message of the
+    // subagent lands on the page of the call, with the message on it.
+    let mut prev = serde_json::Value::Null;
+    let mut long: Vec<serde_json::Value> = (0..150)
+        .map(|i| {
+            let uuid = format!("fill{i}");
+            let l = serde_json::json!({
+                "parentUuid": prev, "isSidechain": false, "type": "user",
+                "sessionId": id, "cwd": "/tmp", "uuid": uuid,
+                "timestamp": "2025-12-15T00:00:00.000Z",
+                "message": {"role": "user", "content": format!("filler {i}")}
+            });
+            prev = uuid.into();
+            l
+        })
+        .collect();
+    lines[0]["parentUuid"] = prev;
+    long.extend(lines);
+    let text: String = long.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&main, text).unwrap();
+    let s = start(&env, &[]);
+    let link = body
+        .split("href=\"")
+        .map(|h| h.split('"').next().unwrap().replace("&amp;", "&"))
+        .find(|h| h.contains("at=cu9"))
+        .unwrap_or_else(|| panic!("no link to the subagent's message: {body}"));
+    let (head, page) = get(s.port, &link, &host_of(&s), None);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        page.contains("id=\"e-cu9\""),
+        "the message is not on the page: {link}"
+    );
+    assert!(
+        !page.contains("id=\"e-fill0\""),
+        "the first page, not the call's"
+    );
+}
+
+fn host_of(s: &Server) -> String {
+    format!("127.0.0.1:{}", s.port)
 }
 
 /// Returns how a session page was read (the description of its

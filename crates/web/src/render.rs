@@ -128,16 +128,7 @@ impl Subagent {
             );
         }
         Subagent {
-            id: agent_id_of_path(path)
-                .map(str::to_string)
-                .or_else(|| {
-                    sub.meta
-                        .extra
-                        .get("agentId")
-                        .and_then(Value::as_str)
-                        .map(str::to_string)
-                })
-                .unwrap_or_default(),
+            id: subagent_id(sub, path),
             title: sub
                 .entries
                 .iter()
@@ -167,6 +158,21 @@ impl Subagent {
             self.html
         );
     }
+}
+
+/// Returns the agent id of the subagent session `sub` read from `path`:
+/// that of its file's name, else the one it records.
+pub fn subagent_id(sub: &Session, path: &str) -> String {
+    agent_id_of_path(path)
+        .map(str::to_string)
+        .or_else(|| {
+            sub.meta
+                .extra
+                .get("agentId")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
 }
 
 /// Returns the agent id of a subagent session file (`agent-<id>.jsonl`).
@@ -268,6 +274,20 @@ impl<'a> View<'a> {
     /// Returns the position of entry `id` on the shown branch.
     pub fn position(&self, id: &str) -> Option<usize> {
         self.path.iter().position(|e| e.id == id)
+    }
+
+    /// Returns the position on the shown branch of the entry whose tool
+    /// call started subagent `agent` (where its session is nested).
+    pub fn position_of_subagent(&self, agent: &str) -> Option<usize> {
+        let calls: Vec<&str> = self
+            .agent_of_call
+            .iter()
+            .filter(|(_, a)| **a == agent)
+            .map(|(c, _)| *c)
+            .collect();
+        self.path
+            .iter()
+            .position(|e| e.tool_call_names().iter().any(|(c, _)| calls.contains(c)))
     }
 
     /// Returns the number of branch points of the whole session.

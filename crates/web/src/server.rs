@@ -858,7 +858,15 @@ fn session_page(
     app.scrub(&mut info.first_prompt)?;
     let mut shown = Some(real.to_string());
     app.scrub(&mut shown)?;
-    let at = at.and_then(|id| view.position(id));
+    // An entry of a subagent is on the page of the call that started it.
+    let at = at.and_then(|id| {
+        view.position(id).or_else(|| {
+            let (path, sub) = subs
+                .iter()
+                .find(|(_, s)| s.entries.iter().any(|e| e.id == id))?;
+            view.position_of_subagent(&crate::render::subagent_id(sub, path))
+        })
+    });
     let from = match at {
         Some(i) => i / PAGE * PAGE,
         None => 0,
