@@ -88,8 +88,27 @@ fn leaks(path: &Path, read: &Read, r: &Redactor) -> Vec<Leak> {
         .collect()
 }
 
+/// The secrets in the subagent sessions kept beside the session file at
+/// `path` of `format` (Claude Code's `<session>/subagents/agent-*.jsonl`,
+/// which its pages show inside the calls that started them), each named
+/// by its own file; and the subagent files that could not be read.
+fn subagent_leaks(path: &Path, format: &str, r: &Redactor) -> (Vec<Leak>, Vec<String>) {
+    let (mut leaks_found, mut warnings) = (Vec::new(), Vec::new());
+    let Some(claude) = registry::by_name("claude").filter(|_| format == "claude") else {
+        return (leaks_found, warnings);
+    };
+    for f in agentlog_formats::claude::subagent_files(path) {
+        match claude.read_path(&f) {
+            Ok(read) => leaks_found.extend(leaks(&f, &read, r)),
+            Err(e) => warnings.push(format!("{}: {e}", f.display())),
+        }
+    }
+    (leaks_found, warnings)
+}
+
 /// Lists the secrets in the sessions `params` names (all of them when it
-/// names none), reading files in parallel.
+/// names none) and in their subagents' sessions, reading files in
+/// parallel.
 pub fn scan(settings: &Settings, params: &ScanParams) -> Result<Scan, ApiError> {
     let redactor = Redactor::builtin().map_err(redact_error)?;
     let mut out = Scan::default();
@@ -99,12 +118,20 @@ pub fn scan(settings: &Settings, params: &ScanParams) -> Result<Scan, ApiError> 
         out.warnings
             .extend(report.diagnostics.iter().map(ToString::to_string));
         let results = par_map(&report.found, &|_, _| {}, |f: &Found| {
-            read_found(f).map(|read| leaks(&f.path, &read, redactor))
+            read_found(f).map(|read| {
+                let (subs, warnings) = subagent_leaks(&f.path, f.format, redactor);
+                let mut found = leaks(&f.path, &read, redactor);
+                found.extend(subs);
+                (found, warnings)
+            })
         });
         out.scanned = report.found.len();
         for (f, r) in report.found.iter().zip(results) {
             match r {
-                Some(Ok(mut rs)) => out.findings.append(&mut rs),
+                Some(Ok((mut rs, mut ws))) => {
+                    out.findings.append(&mut rs);
+                    out.warnings.append(&mut ws);
+                }
                 Some(Err(e)) => out.warnings.push(e.to_string()),
                 None => out.warnings.push(format!(
                     "{}: the {} reader failed on this file; please report it",
@@ -116,8 +143,11 @@ pub fn scan(settings: &Settings, params: &ScanParams) -> Result<Scan, ApiError> 
     } else {
         out.scanned = params.sessions.len();
         for arg in &params.sessions {
-            let (path, _format, read) = crate::resolve::read(settings, arg, None)?;
+            let (path, format, read) = crate::resolve::read(settings, arg, None)?;
             out.findings.extend(leaks(&path, &read, redactor));
+            let (subs, mut warnings) = subagent_leaks(&path, format.name(), redactor);
+            out.findings.extend(subs);
+            out.warnings.append(&mut warnings);
         }
     }
     Ok(out)

@@ -355,3 +355,37 @@ fn scrub_fails_when_a_secret_remains_in_a_file_the_session_reads_beside_it() {
         1
     );
 }
+
+#[test]
+fn scan_finds_a_secret_only_a_subagent_saw() {
+    let env = TestEnv::new();
+    let (kind, secret) = &all_secrets(SEED)[0];
+    let dir = env.home().join(".claude/projects/-p");
+    let session = dir.join("0a1b2c3d-0000-4000-8000-00000000000a.jsonl");
+    let subagents = session.with_extension("").join("subagents");
+    std::fs::create_dir_all(&subagents).unwrap();
+    let line = |uuid: &str, text: &str, side: bool| {
+        format!(
+            "{}\n",
+            serde_json::json!({"type":"user","uuid":uuid,"parentUuid":null,"isSidechain":side,"sessionId":"0a1b2c3d-0000-4000-8000-00000000000a","cwd":"/p","timestamp":"2025-12-16T00:00:00.000Z","message":{"role":"user","content":text}})
+        )
+    };
+    std::fs::write(&session, line("m1", "look for the keys", false)).unwrap();
+    let sub = subagents.join("agent-abc.jsonl");
+    std::fs::write(&sub, line("s1", &format!("found {secret} in .env"), true)).unwrap();
+    for args in [
+        vec!["scan", "--json"],
+        vec!["scan", session.to_str().unwrap(), "--json"],
+    ] {
+        let r = env.run(&args);
+        assert_eq!(r.status, 1, "{args:?}: {}", r.stderr);
+        no_leaks("scan", &r.stdout);
+        let rows: Vec<serde_json::Value> = serde_json::from_str(&r.stdout).unwrap();
+        assert!(
+            rows.iter()
+                .any(|row| row["path"] == sub.to_str().unwrap() && row["kind"] == kind.as_str()),
+            "{args:?}: {}",
+            r.stdout
+        );
+    }
+}
