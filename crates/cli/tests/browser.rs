@@ -329,6 +329,24 @@ fn serve_and_export_in_chromium() {
     let branch = place(&home, "pi", &branch_session());
     let tail = place(&home, "pi", &tail_session());
     let showcase = place(&home, "pi", &showcase_session());
+    // Sessions of more agents: the list's row of agents is long.
+    for (k, format) in ["qwen", "copilot", "kimi", "droid", "continue"]
+        .iter()
+        .enumerate()
+    {
+        let mut s = pi_session(
+            &format!("0199cccc-0000-7000-8000-00000000000{k}"),
+            "/home/dev/src/other",
+            &format!("A {format} session"),
+        );
+        s.push(msg(
+            "o1",
+            None,
+            1,
+            Message::text(Role::User, "Hello there."),
+        ));
+        place(&home, format, &s);
+    }
     let mut hostile_paths = Vec::new();
     for (agent, fmt, id) in [
         (
@@ -532,7 +550,11 @@ fn serve_and_export_in_chromium() {
         json!("rgb(251, 251, 250)"),
         "dark mode keeps the light background"
     );
-    assert_eq!(r["phone"], json!(true), "the list is wider than a phone");
+    assert!(
+        r["phone"].as_u64().is_some_and(|w| w <= 390),
+        "the list is {} px wide on a phone of 390",
+        r["phone"]
+    );
     // The export shows the same messages as the server.
     // Printed, what is collapsed on screen is there to read: every closed
     // block's content shows.
