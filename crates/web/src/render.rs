@@ -1068,6 +1068,14 @@ mod tests {
         for a in ["json", "cline"] {
             assert!(!with.iter().any(|w| w == a), "{a}: {with:?}");
         }
+        // Aider keeps its history in the project: offered when the
+        // project is on this machine.
+        s.meta.cwd = Some("/no/such/agentlog/project".into());
+        assert!(!agents(&s).iter().any(|w| w == "aider"), "{:?}", agents(&s));
+        let here = std::env::temp_dir();
+        s.meta.cwd = Some(here.to_string_lossy().into_owned());
+        assert!(agents(&s).iter().any(|w| w == "aider"), "{:?}", agents(&s));
+        s.meta.cwd = Some("/work/project".into());
         let (_, cmd) = &resume_commands(&s, "p")[0];
         assert!(cmd.starts_with("agentlog resume '5e55f0 x' --in "), "{cmd}");
     }
