@@ -112,6 +112,22 @@ fn html_export_redacts_by_default() {
         let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
         assert_eq!(leaked(&text, &secrets), Vec::<&str>::new());
     }
+    // The report names the session, its page, each kind and where; never
+    // a secret.
+    assert_eq!(
+        leaked(&r.stderr, &secrets),
+        Vec::<&str>::new(),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("planted-0001.jsonl (pi-"), "{}", r.stderr);
+    for kind in ["github-pat", "aws-access-key-id", "jwt"] {
+        assert!(
+            r.stderr.contains(&format!("  - {kind} (")),
+            "{kind}: {}",
+            r.stderr
+        );
+    }
 }
 
 #[test]

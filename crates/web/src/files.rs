@@ -165,6 +165,9 @@ pub struct AllExported {
     pub secrets: usize,
     /// Sessions that had secrets.
     pub with_secrets: usize,
+    /// What was redacted, per session that had secrets: its file, the page
+    /// written, the report (kinds, where, fingerprints; never a secret).
+    pub reports: Vec<(String, String, agentlog_redact::Report)>,
 }
 
 /// Reads the session of a catalog row (from its file, or from the bytes a
@@ -240,10 +243,13 @@ pub fn export_all(
     let mut done = AllExported::default();
     for (_, r) in results {
         match r {
-            Ok((e, n)) => {
+            Ok((e, path, report)) => {
+                if !report.is_empty() {
+                    done.secrets += report.len();
+                    done.with_secrets += 1;
+                    done.reports.push((path, e.file.clone(), report));
+                }
                 done.pages.push(e);
-                done.secrets += n;
-                done.with_secrets += usize::from(n > 0);
             }
             Err(e) => done.failed.push(e),
         }
@@ -253,9 +259,9 @@ pub fn export_all(
     Ok(done)
 }
 
-/// One page of an export: what was written and how many secrets were
-/// replaced, or why it was not.
-type PageResult = Result<(Exported, usize), String>;
+/// One page of an export: what was written, of which session file, and
+/// what was redacted, or why it was not.
+type PageResult = Result<(Exported, String, agentlog_redact::Report), String>;
 
 fn export_one(
     s: &SessionInfo,
@@ -264,7 +270,7 @@ fn export_one(
     redact: bool,
     read: &ReadSession<'_>,
     local: bool,
-) -> Result<(Exported, usize), ExportError> {
+) -> Result<(Exported, String, agentlog_redact::Report), ExportError> {
     let mut read = read(s)?;
     let mut subagents = if local {
         read_subagents(Path::new(&s.path), &s.format)
@@ -279,9 +285,13 @@ fn export_one(
         .or_else(|| s.first_prompt.clone())
         .unwrap_or_else(|| s.session_id.clone());
     let mut project = s.project.clone().unwrap_or_default();
+    // The file's path names it in the report (a path may hold a secret:
+    // pi names folders after the working directory).
+    let mut path = s.path.clone();
     if let Some(r) = redactor(redact)? {
         r.text(&mut title, "title");
         r.text(&mut project, "project");
+        r.text(&mut path, "path");
     }
     let exported = Exported {
         file: name.to_string(),
@@ -301,7 +311,7 @@ fn export_one(
             .unwrap_or_default(),
         messages: s.messages as usize,
     };
-    Ok((exported, report.len()))
+    Ok((exported, path, report))
 }
 
 /// A file name made of the agent and session id: letters, digits, `-_.`

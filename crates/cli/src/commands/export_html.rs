@@ -87,10 +87,13 @@ pub fn cmd_export_html(args: &Args, one: Option<(&str, Option<&str>)>) -> anyhow
     }
     if done.secrets > 0 {
         crate::eprintln_clean!(
-            "agentlog: redacted {} in {} (--no-redact keeps them)",
+            "agentlog: redacted {} in {} (--no-redact keeps them):",
             crate::out::count(done.secrets as u64, "secret"),
             crate::out::count(done.with_secrets as u64, "session")
         );
+        for (path, page, report) in &done.reports {
+            crate::eprint_clean!("{path} ({page}): {report}");
+        }
     }
     crate::out::print(&format!(
         "wrote {} and {}\n",
