@@ -170,6 +170,33 @@ pub struct Scrubbed {
     /// Secrets found in the rewritten session that could not be rewritten
     /// in place.
     pub remaining: Report,
+    /// The files the session reads beside its own that held secrets
+    /// (Claude Code's persisted tool outputs), each scrubbed as text.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub beside: Vec<ScrubbedBeside>,
+}
+
+/// A file read with a session, scrubbed with it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScrubbedBeside {
+    /// The file.
+    pub path: PathBuf,
+    /// Its original, kept beside it (none in a dry run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup: Option<PathBuf>,
+    /// What was replaced.
+    pub report: Report,
+}
+
+/// Copies `bytes`, the original of `path`, to a private backup beside it;
+/// returns the backup's path.
+fn keep_backup(path: &Path, bytes: &[u8]) -> Result<PathBuf, ApiError> {
+    let b = backup_path(path);
+    let mut f = create_private(&b)?;
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| ApiError::io(&b, e))?;
+    Ok(b)
 }
 
 /// Rewrites the session file at `path` (read as `from`, or detected) with
@@ -211,23 +238,63 @@ pub fn scrub(path: &Path, from: Option<&str>, dry_run: bool) -> Result<Scrubbed,
             format.name()
         )));
     }
-    let remaining = redactor.scan_session(&format.read_bytes(path, &scrubbed)?.session);
-    let write = !report.is_empty() && !dry_run;
-    let mut backup = None;
-    if write {
+    // The persisted tool outputs the session reads (text files): each
+    // scrubbed as text, kept and replaced atomically before the session.
+    let mut beside = Vec::new();
+    let outputs = if format.name() == "claude" {
+        agentlog_formats::claude::persisted_outputs(path)
+    } else {
+        Vec::new()
+    };
+    let unchanged = || -> Result<(), ApiError> {
         let now = std::fs::metadata(path).map_err(|e| ApiError::io(path, e))?;
         if now.len() != before.len() || now.modified().ok() != before.modified().ok() {
             return Err(refuse(
                 "changed while being scrubbed (is an agent writing it?); nothing changed".into(),
             ));
         }
-        let b = backup_path(path);
-        let mut f = create_private(&b)?;
-        f.write_all(&bytes)
-            .and_then(|()| f.sync_all())
-            .map_err(|e| ApiError::io(&b, e))?;
+        Ok(())
+    };
+    for f in outputs {
+        let Ok(original) = std::fs::read(&f) else {
+            continue;
+        };
+        // A file that is not text is not one the reader shows.
+        let Ok((clean, found)) = redactor.bytes(&original) else {
+            continue;
+        };
+        if found.is_empty() {
+            continue;
+        }
+        let mut backup = None;
+        if !dry_run {
+            unchanged()?;
+            backup = Some(keep_backup(&f, &original)?);
+            write_atomic(&f, &clean)?;
+        }
+        beside.push(ScrubbedBeside {
+            path: f,
+            backup,
+            report: found,
+        });
+    }
+    let mut remaining = redactor.scan_session(&format.read_bytes(path, &scrubbed)?.session);
+    if dry_run {
+        // What the outputs hold would be gone.
+        let gone: std::collections::HashSet<&str> = beside
+            .iter()
+            .flat_map(|b| b.report.findings.iter().map(|f| f.fingerprint.as_str()))
+            .collect();
+        remaining
+            .findings
+            .retain(|f| !gone.contains(f.fingerprint.as_str()));
+    }
+    let write = !report.is_empty() && !dry_run;
+    let mut backup = None;
+    if write {
+        unchanged()?;
+        backup = Some(keep_backup(path, &bytes)?);
         write_atomic(path, &scrubbed)?;
-        backup = Some(b);
     }
     Ok(Scrubbed {
         path: path.to_path_buf(),
@@ -236,6 +303,7 @@ pub fn scrub(path: &Path, from: Option<&str>, dry_run: bool) -> Result<Scrubbed,
         backup,
         report,
         remaining,
+        beside,
     })
 }
 
@@ -340,6 +408,7 @@ fn scrub_folder(
         backup,
         report,
         remaining,
+        beside: Vec::new(),
     })
 }
 

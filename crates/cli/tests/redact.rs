@@ -316,7 +316,7 @@ fn scrub_rewrites_an_openhands_conversations_own_files_keeping_a_backup() {
 }
 
 #[test]
-fn scrub_fails_when_a_secret_remains_in_a_file_the_session_reads_beside_it() {
+fn scrub_rewrites_the_tool_outputs_a_claude_session_reads_beside_it() {
     let env = TestEnv::new();
     let (_, secret) = &all_secrets(SEED)[0];
     let session = env
@@ -325,35 +325,41 @@ fn scrub_fails_when_a_secret_remains_in_a_file_the_session_reads_beside_it() {
     let results = session.with_extension("").join("tool-results");
     std::fs::create_dir_all(&results).unwrap();
     let output = results.join("toolu_1.txt");
-    std::fs::write(&output, format!("the key is {secret}\n")).unwrap();
+    let original = format!("the key is {secret}\n");
+    std::fs::write(&output, &original).unwrap();
     let lines = [
         serde_json::json!({"type":"assistant","uuid":"a1","parentUuid":null,"sessionId":"s","message":{"id":"msg_1","role":"assistant","model":"claude-x","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}]}}),
         serde_json::json!({"type":"user","uuid":"u1","parentUuid":"a1","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"<persisted-output>\nPreview\n</persisted-output>"}]},"toolUseResult":{"persistedOutputPath":output}}),
     ];
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(&session, &text).unwrap();
-    let r = env.run(&["scrub", session.to_str().unwrap()]);
-    assert_eq!(r.status, 1, "{}", r.stdout);
-    no_leaks("scrub's report", &r.stdout);
-    assert!(
-        r.stdout.contains("nothing could be rewritten in place"),
-        "{}",
-        r.stdout
-    );
-    assert!(r.stdout.contains("1 secret remain"), "{}", r.stdout);
-    assert_eq!(
-        std::fs::read_to_string(&session).unwrap(),
-        text,
-        "nothing changed"
-    );
+    // A dry run says what it would do, changes nothing, and counts nothing
+    // as remaining that it would scrub.
+    let r = env.run(&["scrub", session.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(r.status, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("would scrub"), "{}", r.stdout);
+    assert_eq!(std::fs::read_to_string(&output).unwrap(), original);
     let r = env.run(&["scrub", session.to_str().unwrap(), "--json"]);
-    assert_eq!(r.status, 1, "{}", r.stdout);
+    assert_eq!(r.status, 0, "{}{}", r.stdout, r.stderr);
+    no_leaks("scrub's report", &r.stdout);
     let outcome: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(outcome["written"], false);
-    assert_eq!(
-        outcome["remaining"]["findings"].as_array().unwrap().len(),
-        1
+    assert_eq!(outcome["remaining"]["findings"], serde_json::json!([]));
+    assert_eq!(outcome["beside"][0]["path"], output.to_str().unwrap());
+    let backup = PathBuf::from(outcome["beside"][0]["backup"].as_str().unwrap());
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), original);
+    no_leaks(
+        "the scrubbed output",
+        &std::fs::read_to_string(&output).unwrap(),
     );
+    // The session file had no secret of its own: unchanged.
+    assert_eq!(std::fs::read_to_string(&session).unwrap(), text);
+    // Nothing is left for a scan, and the backup is not taken for an
+    // output of the session.
+    let r = env.run(&["scan", session.to_str().unwrap(), "--json"]);
+    assert_eq!(r.status, 0, "{}{}", r.stdout, r.stderr);
+    let r = env.run(&["scrub", session.to_str().unwrap()]);
+    assert_eq!(r.status, 0, "{}", r.stdout);
+    assert!(r.stdout.contains("no secrets found"), "{}", r.stdout);
 }
 
 #[test]

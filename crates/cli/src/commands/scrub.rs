@@ -14,6 +14,9 @@ use std::process::ExitCode;
 /// that changes meanwhile is left alone. A session stored as a folder (an
 /// OpenHands conversation) is scrubbed in its own files only, the
 /// originals of those that change kept in FOLDER.agentlog-backup-<time>.
+/// The tool outputs a Claude Code session keeps in its tool-results folder
+/// are scrubbed with it, each original kept beside it. Exits 1 when
+/// secrets remain that could not be rewritten.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The session file (or a session folder, or a file in one).
@@ -45,7 +48,24 @@ pub fn cmd_scrub(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(status);
     }
     let mut text = String::new();
-    if done.report.is_empty() && !done.remaining.is_empty() {
+    for b in &done.beside {
+        text.push_str(&format!("{}: ", b.path.display()));
+        text.push_str(&crate::redact::sanitized(&b.report.to_string()));
+        match &b.backup {
+            Some(k) => text.push_str(&format!(
+                "scrubbed {} (the original is in {})\n",
+                b.path.display(),
+                k.display()
+            )),
+            None => text.push_str(&format!(
+                "would scrub {} (--dry-run: nothing changed)\n",
+                b.path.display()
+            )),
+        }
+    }
+    if done.report.is_empty() && !done.beside.is_empty() {
+        // Only the files it reads beside it held secrets (said above).
+    } else if done.report.is_empty() && !done.remaining.is_empty() {
         text.push_str(&format!(
             "{}: nothing could be rewritten in place; nothing changed\n",
             path.display()

@@ -270,6 +270,27 @@ fn base36(mut n: u64) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Returns the persisted tool outputs of the session at `session_path`:
+/// the regular files of its own `<session>/tool-results/` folder, which
+/// the reader shows in place of the previews that point at them.
+pub fn persisted_outputs(session_path: &Path) -> Vec<PathBuf> {
+    let dir = session_path.with_extension("").join("tool-results");
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().contains(crate::discover::BACKUP_MARK))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// Returns the subagent transcripts of the session at `session_path`: the
 /// nested `<session>/subagents/**/agent-*.jsonl` files (2.1.x) and the flat
 /// `agent-*.jsonl` files beside it whose records name this session (2.0.x).
