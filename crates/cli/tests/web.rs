@@ -933,8 +933,9 @@ fn serve_beyond_loopback_needs_its_token_and_redacts_what_is_appended() {
     assert_eq!(leaked(&body, &secrets), Vec::<&str>::new());
     assert!(body.contains("[REDACTED:"));
 
-    // The live tail of the page: what is appended arrives, redacted, the
-    // first append read whole and the next from the last turn.
+    // The live tail of the page: what is appended arrives, redacted, one
+    // append after another (which of them are read from the last turn is
+    // the index's follow tests' to check).
     let tail = body
         .split("data-tail=\"")
         .nth(1)

@@ -16,8 +16,11 @@
 //! before the turn boundary, and what it makes of those entries must be
 //! what the last read made of them (the first one's parent aside, which
 //! lies outside the read); an entry from the boundary on whose id the
-//! entries before already have, or whose parent names no entry, makes the
-//! file be read whole instead, as does any doubt.
+//! entries before already have, or whose parent is no entry of the read,
+//! makes the file be read whole instead, as does any doubt (another inode,
+//! a first or last 4 KiB before the end that changed). A change in the
+//! middle of a file that keeps its inode, size order and those bytes is not
+//! seen, as the index does not see it.
 //!
 //! Only whole lines are read: a line still being written is read once its
 //! newline is there. The metadata stays that of the whole read (a read of
@@ -182,6 +185,10 @@ impl Follow {
         stat: FileStat,
         prepare: &dyn Fn(&mut Session),
     ) -> Result<bool, IndexError> {
+        // Another file in its place.
+        if stat.inode != self.state.stat.inode {
+            return Ok(false);
+        }
         let tail = match files::read_tail(&self.path, &self.state) {
             Ok(Some(t)) => t,
             Ok(None) => return Ok(false),
@@ -243,7 +250,13 @@ impl Follow {
             .map(|e| e.id.as_str())
             .collect();
         let ids: std::collections::HashSet<&str> = new.iter().map(|e| e.id.as_str()).collect();
-        let known = |id: &str| before.contains(id) || ids.contains(id);
+        // A parent (or leaf) must be an entry this read made: one before it
+        // may stand for another in a whole read (a record with no id of its
+        // own is chained after the entry before it, and records naming that
+        // entry as parent are moved under it), which the read did not see.
+        let context: std::collections::HashSet<&str> =
+            session.entries.iter().map(|e| e.id.as_str()).collect();
+        let known = |id: &str| context.contains(id) || ids.contains(id);
         // A result of a call made before the read: what the reader takes of
         // the call (its tool's name) was not read.
         let calls: std::collections::HashSet<&str> = session

@@ -34,6 +34,17 @@ fn whole(format: &dyn Format, path: &Path) -> Vec<serde_json::Value> {
     )
 }
 
+/// The leaf of a whole read of the whole lines of the file at `path`.
+fn whole_leaf(format: &dyn Format, path: &Path) -> Option<String> {
+    let bytes = std::fs::read(path).unwrap();
+    let end = memchr_last_newline(&bytes);
+    format
+        .read_bytes_to_show(path, &bytes[..end])
+        .unwrap()
+        .session
+        .leaf_id
+}
+
 fn memchr_last_newline(bytes: &[u8]) -> usize {
     bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
 }
@@ -58,6 +69,13 @@ fn follow_in_steps(
     std::fs::write(path, lines[..cut].concat()).unwrap();
     let mut f = Follow::start(path, format, &|_| ()).map_err(|e| e.to_string())?;
     let check = |f: &Follow, what: &str| {
+        let leaf = whole_leaf(format, path);
+        if f.session().leaf_id != leaf {
+            return Err(format!(
+                "{what}: leaf {:?}, a whole read's {leaf:?}",
+                f.session().leaf_id
+            ));
+        }
         let (got, want) = (entries(f.session()), whole(format, path));
         if got != want {
             let k = got
@@ -134,6 +152,7 @@ fn a_followed_sample_file_is_its_whole_read_after_every_append() {
     );
     let dir = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
+    let mut spliced = std::collections::BTreeMap::new();
     for (p, format) in &samples {
         let bytes = std::fs::read(p).unwrap();
         let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
@@ -147,12 +166,72 @@ fn a_followed_sample_file_is_its_whole_read_after_every_append() {
         };
         for (k, cut) in (1..lines.len()).step_by(step).enumerate() {
             let steps = if k % 2 == 0 { 1 } else { 3 };
-            if let Err(e) = follow_in_steps(*format, &copy, &lines, cut, steps) {
-                failures.push(format!("{} ({}): {e}", p.display(), format.name()));
+            match follow_in_steps(*format, &copy, &lines, cut, steps) {
+                Ok(n) => *spliced.entry(format.name()).or_insert(0) += n,
+                Err(e) => failures.push(format!("{} ({}): {e}", p.display(), format.name())),
             }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Appends to pi and Claude Code files are read from the boundary (not
+    // always whole, which would pass the checks above trivially).
+    for f in ["pi", "claude"] {
+        assert!(spliced.get(f).is_some_and(|&n| n >= 20), "{spliced:?}");
+    }
+}
+
+#[test]
+fn a_parent_a_whole_read_moves_is_not_taken_from_a_read_of_the_end() {
+    // Records with no uuid of their own are chained after the entry before
+    // them, and a later record naming that entry as its parent is moved
+    // under the last of them; a read starting after that entry cannot know.
+    let dir = tempfile::tempdir().unwrap();
+    let sid = "0a1b2c3d-0000-4000-8000-00000000000c";
+    let path = dir.path().join(format!("{sid}.jsonl"));
+    let format = agentlog_formats::registry::by_name("claude").unwrap();
+    let user = |uuid: &str, parent: Option<&str>, text: &str| serde_json::json!({"type":"user","uuid":uuid,"parentUuid":parent,"sessionId":sid,"timestamp":"2025-12-16T00:00:01.000Z","message":{"role":"user","content":text}});
+    let reply = |uuid: &str, parent: &str, text: &str| serde_json::json!({"type":"assistant","uuid":uuid,"parentUuid":parent,"sessionId":sid,"timestamp":"2025-12-16T00:00:02.000Z","message":{"id":format!("msg_{uuid}"),"role":"assistant","model":"claude-x","content":[{"type":"text","text":text}]}});
+    let mut lines = vec![
+        user("u1", None, "first question"),
+        reply("a1", "u1", "first answer"),
+        user("u2", Some("a1"), "second question"),
+        reply("a2", "u2", "second answer"),
+        serde_json::json!({"type":"queue-operation","operation":"enqueue","content":"x","sessionId":sid,"timestamp":"2025-12-16T00:00:03.500Z"}),
+        serde_json::json!({"type":"queue-operation","operation":"dequeue","sessionId":sid,"timestamp":"2025-12-16T00:00:03.600Z"}),
+        serde_json::json!({"type":"file-history-snapshot","messageId":"a2","snapshot":{"messageId":"a2","trackedFileBackups":{},"timestamp":"2025-12-16T00:00:03.700Z"},"isSnapshotUpdate":false}),
+        serde_json::json!({"type":"last-prompt","sessionId":sid,"lastPrompt":"second question","leafUuid":"a2"}),
+        user("u3", Some("a2"), "third question"),
+    ];
+    let text = |lines: &[serde_json::Value]| -> String {
+        lines.iter().map(|l| format!("{l}\n")).collect()
+    };
+    std::fs::write(&path, text(&lines)).unwrap();
+    let mut f = Follow::start(&path, format, &|_| ()).unwrap();
+    lines.push(reply("a3", "u3", "third answer"));
+    lines.push(user("u4", Some("a3"), "fourth question"));
+    std::fs::write(&path, text(&lines)).unwrap();
+    assert!(f.advance(&|_| ()).unwrap());
+    assert_eq!(entries(f.session()), whole(format, &path));
+    assert_eq!(f.session().leaf_id, whole_leaf(format, &path));
+    // Plain turns after it: once the read's context is past the moved
+    // parent, appends are read from the boundary.
+    for k in 4..8 {
+        lines.push(reply(&format!("a{k}"), &format!("u{k}"), "an answer"));
+        lines.push(user(
+            &format!("u{}", k + 1),
+            Some(&format!("a{k}")),
+            "a question",
+        ));
+        std::fs::write(&path, text(&lines)).unwrap();
+        assert!(f.advance(&|_| ()).unwrap());
+        assert_eq!(entries(f.session()), whole(format, &path), "turn {k}");
+        assert_eq!(f.session().leaf_id, whole_leaf(format, &path));
+    }
+    assert_eq!(
+        f.last(),
+        Advance::Appended,
+        "a plain append is read from the boundary"
+    );
 }
 
 #[test]
@@ -216,6 +295,20 @@ fn a_rewritten_file_is_read_whole_again() {
     std::fs::rename(&other_path, &path).unwrap();
     assert!(f.advance(&|_| ()).unwrap());
     assert_eq!(entries(f.session()), whole(format, &path));
+    // The same bytes and more, in another file moved into its place: read
+    // whole (another inode is another file).
+    let bytes = std::fs::read(&path).unwrap();
+    let now = String::from_utf8(bytes.clone()).unwrap();
+    let mut extra: serde_json::Value = serde_json::from_str(now.lines().last().unwrap()).unwrap();
+    extra["parentId"] = extra["id"].clone();
+    extra["id"] = "moved-in".into();
+    let extra = format!("{extra}\n");
+    let moved = home.path().join("moved.jsonl");
+    std::fs::write(&moved, [bytes, extra.into_bytes()].concat()).unwrap();
+    std::fs::rename(&moved, &path).unwrap();
+    assert!(f.advance(&|_| ()).unwrap());
+    assert_eq!(f.last(), Advance::Whole);
+    assert_eq!(entries(f.session()), whole(format, &path));
     // A file that is gone is an error naming it.
     std::fs::remove_file(&path).unwrap();
     let e = f.advance(&|_| ()).unwrap_err().to_string();
@@ -249,6 +342,7 @@ fn what_is_appended_is_prepared_once_as_it_is_read() {
         .unwrap();
     out.write_all(&lines[half..].concat()).unwrap();
     assert!(f.advance(&mark).unwrap());
+    assert_eq!(f.last(), Advance::Appended);
     let n = whole(format, &path).len();
     assert_eq!(f.session().entries.len(), n);
     for e in &f.session().entries {
