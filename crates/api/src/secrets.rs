@@ -246,15 +246,28 @@ pub fn scrub(path: &Path, from: Option<&str>, dry_run: bool) -> Result<Scrubbed,
     } else {
         Vec::new()
     };
-    let unchanged = || -> Result<(), ApiError> {
+    let unchanged = |done: &[ScrubbedBeside]| -> Result<(), ApiError> {
         let now = std::fs::metadata(path).map_err(|e| ApiError::io(path, e))?;
         if now.len() != before.len() || now.modified().ok() != before.modified().ok() {
-            return Err(refuse(
-                "changed while being scrubbed (is an agent writing it?); nothing changed".into(),
-            ));
+            let mut message =
+                "changed while being scrubbed (is an agent writing it?); the session file was left as it was"
+                    .to_string();
+            if done.is_empty() {
+                message.push_str(", nothing changed");
+            }
+            for b in done {
+                message.push_str(&format!(
+                    "; its tool output {} was scrubbed (the original is in {})",
+                    b.path.display(),
+                    b.backup.as_deref().unwrap_or(Path::new("?")).display()
+                ));
+            }
+            return Err(refuse(message));
         }
         Ok(())
     };
+    // What each output would become, before anything is written.
+    let mut planned = Vec::new();
     for f in outputs {
         let Ok(original) = std::fs::read(&f) else {
             continue;
@@ -263,12 +276,16 @@ pub fn scrub(path: &Path, from: Option<&str>, dry_run: bool) -> Result<Scrubbed,
         let Ok((clean, found)) = redactor.bytes(&original) else {
             continue;
         };
-        if found.is_empty() {
-            continue;
+        if !found.is_empty() {
+            planned.push((f, original, clean, found));
         }
+    }
+    if !dry_run && !planned.is_empty() {
+        unchanged(&beside)?;
+    }
+    for (f, original, clean, found) in planned {
         let mut backup = None;
         if !dry_run {
-            unchanged()?;
             backup = Some(keep_backup(&f, &original)?);
             write_atomic(&f, &clean)?;
         }
@@ -292,7 +309,7 @@ pub fn scrub(path: &Path, from: Option<&str>, dry_run: bool) -> Result<Scrubbed,
     let write = !report.is_empty() && !dry_run;
     let mut backup = None;
     if write {
-        unchanged()?;
+        unchanged(&beside)?;
         backup = Some(keep_backup(path, &bytes)?);
         write_atomic(path, &scrubbed)?;
     }

@@ -360,6 +360,30 @@ fn scrub_rewrites_the_tool_outputs_a_claude_session_reads_beside_it() {
     let r = env.run(&["scrub", session.to_str().unwrap()]);
     assert_eq!(r.status, 0, "{}", r.stdout);
     assert!(r.stdout.contains("no secrets found"), "{}", r.stdout);
+
+    // A tool-results folder that is a link elsewhere is not written
+    // through: what the session shows from there remains, and scrub fails.
+    let elsewhere = env.home().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("toolu_1.txt"), &original).unwrap();
+    std::fs::write(elsewhere.join("notes.txt"), &original).unwrap();
+    std::fs::remove_dir_all(&results).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &results).unwrap();
+    let r = env.run(&["scrub", session.to_str().unwrap()]);
+    assert_eq!(r.status, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("1 secret remain"), "{}", r.stdout);
+    no_leaks("scrub's report", &r.stdout);
+    for f in ["toolu_1.txt", "notes.txt"] {
+        assert_eq!(
+            std::fs::read_to_string(elsewhere.join(f)).unwrap(),
+            original
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).unwrap().count(),
+        2,
+        "no backup made there"
+    );
 }
 
 #[test]

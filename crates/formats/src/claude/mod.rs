@@ -271,10 +271,17 @@ fn base36(mut n: u64) -> String {
 }
 
 /// Returns the persisted tool outputs of the session at `session_path`:
-/// the regular files of its own `<session>/tool-results/` folder, which
-/// the reader shows in place of the previews that point at them.
+/// the regular files of its own `<session>/tool-results/` folder (neither
+/// folder a symbolic link), which the reader shows in place of the
+/// previews that point at them.
 pub fn persisted_outputs(session_path: &Path) -> Vec<PathBuf> {
-    let dir = session_path.with_extension("").join("tool-results");
+    let own = session_path.with_extension("");
+    let dir = own.join("tool-results");
+    // Folders of the session's own, not links to somewhere else.
+    let real_dir = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+    if !real_dir(&own) || !real_dir(&dir) {
+        return Vec::new();
+    }
     let Ok(rd) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };
