@@ -291,7 +291,7 @@ pub fn persisted_outputs(session_path: &Path) -> Vec<PathBuf> {
         .map(|e| e.path())
         .filter(|p| {
             !p.file_name()
-                .is_some_and(|n| n.to_string_lossy().contains(crate::discover::BACKUP_MARK))
+                .is_some_and(|n| n.to_string_lossy().contains(crate::env::BACKUP_MARK))
         })
         .collect();
     out.sort();
