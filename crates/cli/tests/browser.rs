@@ -328,6 +328,10 @@ fn serve_and_export_in_chromium() {
     let long = place(&home, "pi", &long_session());
     let branch = place(&home, "pi", &branch_session());
     let tail = place(&home, "pi", &tail_session());
+    // Its last line is on the page before its newline is written (the
+    // page reads it; the tail waits for the newline): it shows once.
+    let text = std::fs::read_to_string(&tail).unwrap();
+    std::fs::write(&tail, text.strip_suffix('\n').unwrap()).unwrap();
     let showcase = place(&home, "pi", &showcase_session());
     // Sessions of more agents: the list's row of agents is long.
     for (k, format) in ["qwen", "copilot", "kimi", "droid", "continue"]
@@ -475,7 +479,7 @@ fn serve_and_export_in_chromium() {
                     .append(true)
                     .open(&tail_path)
                     .unwrap();
-                writeln!(f, "{line}").unwrap();
+                write!(f, "\n{line}\n").unwrap();
                 return true;
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
@@ -496,6 +500,11 @@ fn serve_and_export_in_chromium() {
         std::fs::read_to_string(home.join("serve.stderr")).unwrap_or_default()
     );
     assert!(appender.join().unwrap());
+    assert_eq!(
+        r["tailIds"],
+        json!(["e-t0", "e-t1", "e-t2"]),
+        "each entry of the tailed session once"
+    );
 
     // The list.
     assert!(r["list"]["rows"].as_u64().unwrap() >= 10, "{}", r["list"]);

@@ -144,6 +144,12 @@
       var d = JSON.parse(ev.data);
       var tmp = document.createElement('template');
       tmp.innerHTML = d.html;
+      // An entry the page has already (its last line, read by the page
+      // before its newline came, which the tail waits for) is not added
+      // twice.
+      Array.prototype.slice.call(tmp.content.children).forEach(function (c) {
+        if (c.id && document.getElementById(c.id)) c.remove();
+      });
       document.getElementById('entries').appendChild(tmp.content);
     });
     es.addEventListener('error', function () { if (live) live.classList.remove('on'); });

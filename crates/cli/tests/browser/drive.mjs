@@ -149,6 +149,7 @@ try {
       + ', tail url: ' + await page.getAttribute('main', 'data-tail') + ', live: ' + await page.locator('#live.on').count() + '\n' + file.slice(-600));
   }
   out.tail = { shown: true, reloaded: false };
+  out.tailIds = await page.$$eval('#entries [data-i]', (xs) => xs.map((x) => x.id));
   log('tail');
 
   // 6. A session page, the stats page, and dark mode, for the README.
