@@ -193,6 +193,37 @@ pub struct Tail {
     pub hashes: (i64, i64),
 }
 
+impl Tail {
+    /// The tail's own lines: the file's bytes from `first_offset` to `end`.
+    pub fn bytes(&self) -> &[u8] {
+        &self.buffer[self.buffer.len() - (self.end - self.first_offset) as usize..]
+    }
+}
+
+/// [`read_tail`], read with `format`: the tail, and what the reader made of
+/// it with the entries before its first line dropped; `Ok(None)` when the
+/// file is to be read whole (rewritten, a tail the reader refuses, or an
+/// entry that does not say its line, which could not be placed).
+pub fn read_tail_as(
+    path: &Path,
+    state: &FileState,
+    format: &dyn agentlog_formats::Format,
+) -> std::io::Result<Option<(Tail, agentlog_formats::Read)>> {
+    let Some(tail) = read_tail(path, state)? else {
+        return Ok(None);
+    };
+    let Ok(mut read) = format.read_bytes_to_show(path, &tail.buffer) else {
+        return Ok(None);
+    };
+    if read.session.entries.iter().any(|e| e.line.is_none()) {
+        return Ok(None);
+    }
+    read.session
+        .entries
+        .retain(|e| e.line.is_some_and(|l| l >= tail.first_line));
+    Ok(Some((tail, read)))
+}
+
 /// Reads what was appended to a file since `state`, or `Ok(None)` when the
 /// file was rewritten (it shrank, or the bytes already indexed changed) and
 /// must be read in full.

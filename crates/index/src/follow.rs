@@ -189,23 +189,13 @@ impl Follow {
         if stat.inode != self.state.stat.inode {
             return Ok(false);
         }
-        let tail = match files::read_tail(&self.path, &self.state) {
+        let (tail, read) = match files::read_tail_as(&self.path, &self.state, self.format) {
             Ok(Some(t)) => t,
             Ok(None) => return Ok(false),
             Err(e) => return Err(self.error(format!("{}: {e}", self.path.display()))),
         };
-        let Ok(read) = self.format.read_bytes_to_show(&self.path, &tail.buffer) else {
-            return Ok(false);
-        };
         let mut session = read.session;
-        // Every entry must say where it came from to be placed.
-        if session.entries.iter().any(|e| e.line.is_none()) {
-            return Ok(false);
-        }
         let (from, boundary) = (tail.first_line, self.boundary);
-        session
-            .entries
-            .retain(|e| e.line.is_some_and(|l| l >= from));
         let line = |e: &agentlog_model::Entry| e.line.unwrap_or(0);
         // The entries before the boundary, read again for context, must be
         // as the last read made them.
@@ -238,9 +228,7 @@ impl Follow {
                 return Ok(false);
             }
         }
-        let tail_bytes =
-            &tail.buffer[tail.buffer.len() - (tail.end - tail.first_offset) as usize..];
-        let next = restart(&session, tail_bytes, (tail.first_line, tail.first_offset));
+        let next = restart(&session, tail.bytes(), (tail.first_line, tail.first_offset));
         let mut new = session.entries.split_off(split);
         // What is new must fit what is kept: no id twice, every parent an
         // entry, the leaf one of them.

@@ -829,24 +829,13 @@ fn read_tail(job: &Job, state: &FileState) -> Result<Option<Outcome>, String> {
     let Some(format) = registry::by_name(job.format) else {
         return Ok(None);
     };
-    let tail = match files::read_tail(&job.path, state) {
+    let (tail, read) = match files::read_tail_as(&job.path, state, format) {
         Ok(Some(t)) => t,
         Ok(None) => return Ok(None),
         Err(e) => return Err(format!("{}: {e}", job.path.display())),
     };
-    let Ok(read) = format.read_bytes_to_show(&job.path, &tail.buffer) else {
-        return Ok(None);
-    };
-    let mut session = read.session;
-    // Every entry must say where it came from to be placed; otherwise read
-    // the whole file.
-    if session.entries.iter().any(|e| e.line.is_none()) {
-        return Ok(None);
-    }
-    session
-        .entries
-        .retain(|e| e.line.unwrap_or(0) >= tail.first_line);
-    let tail_bytes = &tail.buffer[tail.buffer.len() - (tail.end - tail.first_offset) as usize..];
+    let session = read.session;
+    let tail_bytes = tail.bytes();
     let (tail_line, tail_offset) =
         files::restart(&session, tail_bytes, (tail.first_line, tail.first_offset))
             .unwrap_or((tail.first_line, tail.first_offset));

@@ -21,32 +21,24 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The entries of a whole read of the whole lines of the file at `path`,
-/// as JSON.
-fn whole(format: &dyn Format, path: &Path) -> Vec<serde_json::Value> {
+/// A whole read of the whole lines of the file at `path`.
+fn whole_read(format: &dyn Format, path: &Path) -> Session {
     let bytes = std::fs::read(path).unwrap();
-    let end = memchr_last_newline(&bytes);
-    entries(
-        &format
-            .read_bytes_to_show(path, &bytes[..end])
-            .unwrap()
-            .session,
-    )
-}
-
-/// The leaf of a whole read of the whole lines of the file at `path`.
-fn whole_leaf(format: &dyn Format, path: &Path) -> Option<String> {
-    let bytes = std::fs::read(path).unwrap();
-    let end = memchr_last_newline(&bytes);
+    let end = agentlog_index::files::whole_lines(&bytes);
     format
         .read_bytes_to_show(path, &bytes[..end])
         .unwrap()
         .session
-        .leaf_id
 }
 
-fn memchr_last_newline(bytes: &[u8]) -> usize {
-    bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
+/// The entries of a whole read of the file at `path`, as JSON.
+fn whole(format: &dyn Format, path: &Path) -> Vec<serde_json::Value> {
+    entries(&whole_read(format, path))
+}
+
+/// The leaf of a whole read of the file at `path`.
+fn whole_leaf(format: &dyn Format, path: &Path) -> Option<String> {
+    whole_read(format, path).leaf_id
 }
 
 fn entries(s: &Session) -> Vec<serde_json::Value> {
@@ -57,8 +49,9 @@ fn entries(s: &Session) -> Vec<serde_json::Value> {
 }
 
 /// Writes the first `cut` lines of `lines` to `path`, follows it, appends
-/// the rest in `steps` writes (the last one split inside a line first), and
-/// checks the followed session against a whole read after each.
+/// the rest in `steps` writes (each in two halves, the first ending inside
+/// a line), and checks the followed session against a whole read after
+/// each half; returns how many appends were read from the boundary.
 fn follow_in_steps(
     format: &'static dyn Format,
     path: &Path,
@@ -69,14 +62,15 @@ fn follow_in_steps(
     std::fs::write(path, lines[..cut].concat()).unwrap();
     let mut f = Follow::start(path, format, &|_| ()).map_err(|e| e.to_string())?;
     let check = |f: &Follow, what: &str| {
-        let leaf = whole_leaf(format, path);
-        if f.session().leaf_id != leaf {
+        let read = whole_read(format, path);
+        if f.session().leaf_id != read.leaf_id {
             return Err(format!(
-                "{what}: leaf {:?}, a whole read's {leaf:?}",
-                f.session().leaf_id
+                "{what}: leaf {:?}, a whole read's {:?}",
+                f.session().leaf_id,
+                read.leaf_id
             ));
         }
-        let (got, want) = (entries(f.session()), whole(format, path));
+        let (got, want) = (entries(f.session()), entries(&read));
         if got != want {
             let k = got
                 .iter()
