@@ -421,6 +421,21 @@ impl App {
         }))
     }
 
+    /// Calls `f` with the session a live tail of `path` shows: `follow`'s,
+    /// or (from a team server, which follows no file) the session read
+    /// whole.
+    fn with_tailed<T>(
+        &self,
+        path: &str,
+        follow: Option<&Follow>,
+        f: impl FnOnce(&Session) -> T,
+    ) -> Result<T, WebError> {
+        Ok(match follow {
+            Some(followed) => f(followed.session()),
+            None => f(&self.session(path)?.0),
+        })
+    }
+
     /// Returns the subagent sessions kept beside the session at `path`
     /// (none from a team server), trimmed and redacted as pages show them.
     fn subagents(
@@ -1038,11 +1053,11 @@ async fn stats(State(app): State<Arc<App>>) -> Response {
     .await
 }
 
-/// What a live tail has sent so far.
 /// What a tail sends of a change: the entries' HTML, the entries the page
 /// then shows, the last one's id.
 type Sending = (String, usize, Option<String>);
 
+/// What a live tail has sent so far.
 struct TailState {
     app: Arc<App>,
     path: String,
@@ -1072,17 +1087,11 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
                 .map(|f| f.name())
                 .unwrap_or("json");
             let follow = app.follow(&p, format, None)?;
-            let whole;
-            let session: &Session = match &follow {
-                Some(f) => f.session(),
-                None => {
-                    whole = app.session_with(&p, info)?.0;
-                    &whole
-                }
-            };
-            let view = View::new(session, opt(&leaf), None);
-            let sent = n.min(view.path.len());
-            let last_id = sent.checked_sub(1).map(|i| view.path[i].id.clone());
+            let (sent, last_id) = app.with_tailed(&p, follow.as_ref(), |session| {
+                let view = View::new(session, opt(&leaf), None);
+                let sent = n.min(view.path.len());
+                (sent, sent.checked_sub(1).map(|i| view.path[i].id.clone()))
+            })?;
             Ok(TailState {
                 app: app.clone(),
                 path: p,
@@ -1148,36 +1157,30 @@ async fn tail(State(app): State<Arc<App>>, Query(a): Query<SessionArgs>) -> Resp
                         }
                     }
                     let follow = app.follow(&path, format, follow)?;
-                    let whole;
-                    let session: &Session = match &follow {
-                        Some(f) => f.session(),
-                        None => {
-                            whole = app.session(&path)?.0;
-                            &whole
+                    let sending = app.with_tailed(&path, follow.as_ref(), |session| {
+                        let view = View::new(session, None, None);
+                        let continues = match &last {
+                            Some(id) => view
+                                .path
+                                .get(sent.wrapping_sub(1))
+                                .is_some_and(|e| &e.id == id),
+                            None => true,
+                        };
+                        if !continues || view.path.len() <= sent {
+                            return None;
                         }
-                    };
-                    let view = View::new(session, None, None);
-                    let continues = match &last {
-                        Some(id) => view
-                            .path
-                            .get(sent.wrapping_sub(1))
-                            .is_some_and(|e| &e.id == id),
-                        None => true,
-                    };
-                    if !continues || view.path.len() <= sent {
-                        return Ok((None, follow));
-                    }
-                    let html = view.entries_html(
-                        sent,
-                        view.path.len(),
-                        &Target::Served { path: link.clone() },
-                    );
-                    let sending = (
-                        html,
-                        view.path.len(),
-                        view.path.last().map(|e| e.id.clone()),
-                    );
-                    Ok((Some(sending), follow))
+                        let html = view.entries_html(
+                            sent,
+                            view.path.len(),
+                            &Target::Served { path: link.clone() },
+                        );
+                        Some((
+                            html,
+                            view.path.len(),
+                            view.path.last().map(|e| e.id.clone()),
+                        ))
+                    })?;
+                    Ok((sending, follow))
                 },
             )
             .await;
