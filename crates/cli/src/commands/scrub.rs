@@ -1,6 +1,7 @@
 use crate::out;
 use agentlog_api::secrets::scrub;
-use std::path::PathBuf;
+use agentlog_redact::Report;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Redact the secrets in a session file in place.
@@ -50,44 +51,18 @@ pub fn cmd_scrub(args: Args) -> anyhow::Result<ExitCode> {
     let mut text = String::new();
     for b in &done.beside {
         text.push_str(&format!("{}: ", b.path.display()));
-        text.push_str(&crate::redact::sanitized(&b.report.to_string()));
-        match &b.backup {
-            Some(k) => text.push_str(&format!(
-                "scrubbed {} (the original is in {})\n",
-                b.path.display(),
-                k.display()
-            )),
-            None => text.push_str(&format!(
-                "would scrub {} (--dry-run: nothing changed)\n",
-                b.path.display()
-            )),
-        }
+        said(&mut text, &b.path, &b.report, b.backup.as_deref());
     }
-    if done.report.is_empty() && !done.beside.is_empty() {
-        // Only the files it reads beside it held secrets (said above).
-    } else if done.report.is_empty() && !done.remaining.is_empty() {
-        text.push_str(&format!(
-            "{}: nothing could be rewritten in place; nothing changed\n",
-            path.display()
-        ));
-    } else if done.report.is_empty() {
-        text.push_str(&format!(
-            "{}: no secrets found; nothing changed\n",
-            path.display()
-        ));
-    } else {
-        text.push_str(&crate::redact::sanitized(&done.report.to_string()));
-        match &done.backup {
-            Some(b) => text.push_str(&format!(
-                "scrubbed {} (the original is in {})\n",
-                path.display(),
-                b.display()
-            )),
-            None => text.push_str(&format!(
-                "would scrub {} (--dry-run: nothing changed)\n",
-                path.display()
-            )),
-        }
+    // When only the files beside it held secrets, the lines above say all.
+    if !done.report.is_empty() {
+        said(&mut text, path, &done.report, done.backup.as_deref());
+    } else if done.beside.is_empty() {
+        let what = if done.remaining.is_empty() {
+            "no secrets found"
+        } else {
+            "nothing could be rewritten in place"
+        };
+        text.push_str(&format!("{}: {what}; nothing changed\n", path.display()));
     }
     if !done.remaining.is_empty() {
         text.push_str(&format!(
@@ -99,4 +74,21 @@ pub fn cmd_scrub(args: Args) -> anyhow::Result<ExitCode> {
     }
     out::print(&text)?;
     Ok(status)
+}
+
+/// Writes to `text` what was redacted in the file at `path` (`report`) and
+/// where its original is (`backup`; none in a dry run).
+fn said(text: &mut String, path: &Path, report: &Report, backup: Option<&Path>) {
+    text.push_str(&crate::redact::sanitized(&report.to_string()));
+    match backup {
+        Some(b) => text.push_str(&format!(
+            "scrubbed {} (the original is in {})\n",
+            path.display(),
+            b.display()
+        )),
+        None => text.push_str(&format!(
+            "would scrub {} (--dry-run: nothing changed)\n",
+            path.display()
+        )),
+    }
 }
