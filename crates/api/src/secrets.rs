@@ -94,11 +94,11 @@ fn leaks(path: &Path, read: &Read, r: &Redactor) -> Vec<Leak> {
 /// by its own file; and the subagent files that could not be read.
 fn subagent_leaks(path: &Path, format: &str, r: &Redactor) -> (Vec<Leak>, Vec<String>) {
     let (mut leaks_found, mut warnings) = (Vec::new(), Vec::new());
-    let Some(claude) = registry::by_name("claude").filter(|_| format == "claude") else {
+    if format != "claude" {
         return (leaks_found, warnings);
-    };
-    for f in agentlog_formats::claude::subagent_files(path) {
-        match claude.read_path(&f) {
+    }
+    for (f, read) in agentlog_formats::claude::read_subagents(path) {
+        match read {
             Ok(read) => leaks_found.extend(leaks(&f, &read, r)),
             Err(e) => warnings.push(format!("{}: {e}", f.display())),
         }

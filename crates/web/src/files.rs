@@ -125,15 +125,9 @@ pub fn read_subagents(path: &Path, format: &str) -> Vec<(String, Session)> {
     if format != "claude" {
         return Vec::new();
     }
-    let Some(claude) = agentlog_formats::registry::by_name("claude") else {
-        return Vec::new();
-    };
-    agentlog_formats::claude::subagent_files(path)
+    agentlog_formats::claude::read_subagents(path)
         .into_iter()
-        .filter_map(|f| {
-            let read = claude.read_path(&f).ok()?;
-            Some((f.to_string_lossy().into_owned(), read.session))
-        })
+        .filter_map(|(f, read)| Some((f.to_string_lossy().into_owned(), read.ok()?.session)))
         .collect()
 }
 

@@ -270,6 +270,20 @@ fn base36(mut n: u64) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Reads each subagent transcript of the session at `session_path`
+/// ([`subagent_files`]), with the file it came from.
+pub fn read_subagents(
+    session_path: &Path,
+) -> Vec<(PathBuf, Result<crate::Read, crate::FormatError>)> {
+    subagent_files(session_path)
+        .into_iter()
+        .map(|f| {
+            let read = ClaudeFormat.read_path(&f);
+            (f, read)
+        })
+        .collect()
+}
+
 /// Returns the persisted tool outputs of the session at `session_path`:
 /// the regular files of its own `<session>/tool-results/` folder (neither
 /// folder a symbolic link), which the reader shows in place of the
