@@ -83,10 +83,44 @@ pub(crate) fn too_big(path: &Path, size: u64, max: u64) -> FormatError {
     )
 }
 
+/// An open input: a file on disk, or the kept bytes of one that is gone.
+#[derive(Debug)]
+pub enum Input {
+    /// A regular file.
+    File(std::fs::File),
+    /// The bytes agentlog's archive kept of a file that is gone.
+    Kept(std::io::Cursor<Vec<u8>>),
+}
+
+impl Read for Input {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Input::File(f) => f.read(buf),
+            Input::Kept(c) => c.read(buf),
+        }
+    }
+}
+
 /// Opens `path` for reading when it is a regular file no larger than the
 /// cap; returns the file and its size. Anything else is an error naming
-/// what the path is.
-pub fn open_file(path: &Path) -> Result<(std::fs::File, u64), FormatError> {
+/// what the path is. A file that is gone but kept in agentlog's archive is
+/// read from there (see [`crate::archived`]).
+pub fn open_file(path: &Path) -> Result<(Input, u64), FormatError> {
+    match open_disk_file(path) {
+        Ok((f, len)) => Ok((Input::File(f), len)),
+        Err(e) => match read_kept(path) {
+            Some(Ok(bytes)) => {
+                let len = bytes.len() as u64;
+                Ok((Input::Kept(std::io::Cursor::new(bytes)), len))
+            }
+            Some(Err(k)) => Err(k),
+            None => Err(e),
+        },
+    }
+}
+
+/// Opens the file on disk at `path` (see [`open_file`]).
+fn open_disk_file(path: &Path) -> Result<(std::fs::File, u64), FormatError> {
     let meta = std::fs::metadata(path).map_err(|e| FormatError::io(path, e))?;
     if !meta.is_file() {
         return Err(FormatError::io(
@@ -127,10 +161,24 @@ pub fn open_file(path: &Path) -> Result<(std::fs::File, u64), FormatError> {
     Ok((f, m.len()))
 }
 
-/// Reads the whole of `path`: a regular file no larger than the cap.
+/// Reads the whole of `path`: a regular file no larger than the cap. A
+/// file that is gone but kept in agentlog's archive is read from there
+/// (see [`crate::archived`]).
 pub fn read_file(path: &Path) -> Result<Vec<u8>, FormatError> {
-    let (f, len) = open_file(path)?;
+    let (f, len) = match open_disk_file(path) {
+        Ok(o) => o,
+        Err(e) => return read_kept(path).unwrap_or(Err(e)),
+    };
     read_capped(path, f, len)
+}
+
+/// The kept bytes of a file that is not on disk (`None` when it is there,
+/// or nothing keeps it).
+pub fn read_kept(path: &Path) -> Option<Result<Vec<u8>, FormatError>> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return None;
+    }
+    crate::archived::read(path).map(|r| r.map_err(|e| FormatError::io(path, e)))
 }
 
 /// Reads all of `r` (standard input, say), failing once it passes the cap.

@@ -27,6 +27,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod archived;
 pub(crate) mod chat;
 pub mod diag;
 pub mod discover;

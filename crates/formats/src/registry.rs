@@ -57,8 +57,12 @@ pub fn detect(path: &Path) -> Result<&'static dyn Format, FormatError> {
     let member = crate::member::split_member(path);
     if let Some((file, _)) = &member {
         head = read_head(file)?;
-    } else if path.is_file() || (path.exists() && !path.is_dir()) {
-        // A FIFO or a device is refused here, never read.
+    } else if path.is_file()
+        || (path.exists() && !path.is_dir())
+        || crate::archived::is_kept_only(path)
+    {
+        // A FIFO or a device is refused here, never read; a file that is
+        // gone but kept in the archive is read from there.
         head = read_head(path)?;
     } else if !path.exists() {
         return Err(FormatError::io(
