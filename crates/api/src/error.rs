@@ -76,6 +76,23 @@ pub enum ApiError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] agentlog_store::StoreError),
+    /// The archive failed.
+    #[error(transparent)]
+    Archive(#[from] agentlog_archive::ArchiveError),
+    /// An agent's hook gave input agentlog cannot use.
+    #[error("the {agent} hook's input: {why}")]
+    HookInput {
+        /// The agent.
+        agent: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// There is no archive to read from.
+    #[error("no archive: {why}")]
+    NoArchive {
+        /// Why.
+        why: String,
+    },
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {

@@ -28,11 +28,13 @@
 #![forbid(unsafe_code)]
 
 pub mod append;
+pub mod archive;
 pub mod context;
 pub mod doctor;
 mod error;
 pub mod example;
 pub mod export;
+pub mod hooks;
 pub mod list;
 pub mod migrate;
 pub mod output;

@@ -38,6 +38,19 @@ pub struct SessionSummary {
     pub messages: u64,
     /// Tokens used (input, output and cache).
     pub tokens: u64,
+    /// Set when the session's file is gone from disk (its agent deleted
+    /// it) and it is read from agentlog's archive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deleted: Option<Deleted>,
+}
+
+/// A session whose file its agent deleted, kept in agentlog's archive.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Deleted {
+    /// When agentlog noticed the file was gone (ms since the epoch;
+    /// `noticed` in JSON), when it has recorded it.
+    #[serde(rename = "noticed", serialize_with = "as_rfc3339")]
+    pub noticed_ms: Option<i64>,
 }
 
 /// Writes a time in ms since the epoch as RFC 3339 UTC text (null when
@@ -88,6 +101,8 @@ pub struct ListOptions {
     pub order: ListOrder,
     /// Where to read from.
     pub source: Source,
+    /// Only sessions whose files are gone, kept in the archive.
+    pub deleted_only: bool,
 }
 
 /// How a listing is sorted.
@@ -161,12 +176,20 @@ pub fn list(
     listing
         .warnings
         .extend(report.diagnostics.iter().map(ToString::to_string));
-    let (rows, skipped) = from_files(
-        &report.found,
-        opts.since_ms,
-        &mut listing.warnings,
-        progress,
-    );
+    let found = crate::archive::with_kept(settings, report.found, Some(&formats));
+    let gone = crate::archive::gone(settings);
+    let found: Vec<Found> = if opts.deleted_only {
+        found
+            .into_iter()
+            .filter(|f| gone.contains_key(&f.path))
+            .collect()
+    } else {
+        found
+    };
+    let (mut rows, skipped) = from_files(&found, opts.since_ms, &mut listing.warnings, progress);
+    for r in &mut rows {
+        r.deleted = gone.get(&r.path).map(|&noticed_ms| Deleted { noticed_ms });
+    }
     Ok(finish(listing, rows, skipped, opts))
 }
 
@@ -207,21 +230,37 @@ pub fn visit_in(
         warnings,
         ..Listing::default()
     };
+    let gone = crate::archive::gone(settings);
     let q = ListingQuery {
         formats,
         project: opts.project.clone(),
         started_since_ms: opts.since_ms,
-        limit: opts.limit,
+        // Deleted sessions are picked from every row below.
+        limit: if opts.deleted_only { None } else { opts.limit },
         order: match opts.order {
             ListOrder::Started => SessionOrder::Created,
             ListOrder::Updated => SessionOrder::Updated,
         },
     };
     let mut row = SessionSummary::default();
-    listing.matched = backend.visit_listing(&q, &mut |l| {
+    let mut given = 0usize;
+    let matched = backend.visit_listing(&q, &mut |l| {
         fill(&mut row, l);
-        f(&row);
+        row.deleted = if gone.is_empty() {
+            None
+        } else {
+            gone.get(&row.path)
+                .map(|&noticed_ms| Deleted { noticed_ms })
+        };
+        if opts.deleted_only && row.deleted.is_none() {
+            return;
+        }
+        given += 1;
+        if opts.limit.is_none_or(|l| given <= l) {
+            f(&row);
+        }
     })?;
+    listing.matched = if opts.deleted_only { given } else { matched };
     if listing.matched == 0 {
         listing.emptied_by = Some(emptied_by(backend, &q, &opts.agents)?);
     }
@@ -518,6 +557,7 @@ pub fn summary(found: &Found, s: &Session) -> SessionSummary {
         tokens: s.total_usage().sum(),
         started_ms: started,
         updated_ms: updated,
+        deleted: None,
     }
 }
 

@@ -30,6 +30,9 @@ pub enum Event<'a> {
     },
     /// Files read so far.
     Progress(Progress),
+    /// The archive kept the files about to be read (see
+    /// [`crate::archive::capture`]).
+    Archived(&'a crate::archive::Kept),
 }
 
 /// What a refresh did.
@@ -53,6 +56,7 @@ pub enum Refreshed {
 
 /// Opens the index of `settings`, reporting a replaced file.
 pub fn open(settings: &Settings, events: &mut dyn FnMut(Event<'_>)) -> Result<Index, ApiError> {
+    crate::archive::attach(settings);
     let (index, notice) = Index::open(&settings.index_path)?;
     if let Some(n) = notice {
         events(Event::Replaced { notice: &n });
@@ -102,7 +106,23 @@ pub fn discover_full(settings: &Settings) -> Result<Discovered, ApiError> {
 fn discovery(settings: &Settings) -> Result<(Discovery, u64), ApiError> {
     let formats = settings.formats(&[])?;
     let key = journal_key(settings, &formats);
-    Ok((discover_report(&settings.env, Some(&formats)), key))
+    let mut report = discover_report(&settings.env, Some(&formats));
+    report.found = crate::archive::with_kept(settings, report.found, Some(&formats));
+    Ok((report, key))
+}
+
+/// Captures `found` into the archive before the index reads them (`full`:
+/// `found` is every session), telling `events` what it kept.
+fn keep(
+    settings: &Settings,
+    found: &[Found],
+    full: bool,
+    events: &mut dyn FnMut(Event<'_>),
+) -> Result<(), ApiError> {
+    if let Some(kept) = crate::archive::capture(settings, found, full, &mut |_, _| {})? {
+        events(Event::Archived(&kept));
+    }
+    Ok(())
 }
 
 /// The journal key of `settings`: what discovery looks for and where.
@@ -151,7 +171,11 @@ pub fn full_check_due(index: &Index) -> bool {
 /// directory discovery looks in has changed, reads what changed among the
 /// recently written files (and the sessions of [`CONTAINERS`]). `None`
 /// when a full check is needed.
-fn quick(settings: &Settings, index: &mut Index) -> Result<Option<Refreshed>, ApiError> {
+fn quick(
+    settings: &Settings,
+    index: &mut Index,
+    events: &mut dyn FnMut(Event<'_>),
+) -> Result<Option<Refreshed>, ApiError> {
     let Some(journal) = index.journal()? else {
         return Ok(None);
     };
@@ -180,6 +204,7 @@ fn quick(settings: &Settings, index: &mut Index) -> Result<Option<Refreshed>, Ap
     if plan.files_to_read() > CHEAP_FILES || plan.bytes > CHEAP_BYTES {
         return Ok(None);
     }
+    keep(settings, &plan.found(), false, events)?;
     let report = index.apply(plan, &mut |_| {})?;
     Ok(Some(Refreshed::Updated(report)))
 }
@@ -193,7 +218,7 @@ pub fn refreshed(
     events: &mut dyn FnMut(Event<'_>),
 ) -> Result<(Index, Refreshed), ApiError> {
     let mut index = open(settings, events)?;
-    if let Some(r) = quick(settings, &mut index)? {
+    if let Some(r) = quick(settings, &mut index, events)? {
         return Ok((index, r));
     }
     let (discovered, key) = discovery(settings)?;
@@ -216,6 +241,7 @@ pub fn refreshed(
             path: &settings.index_path,
         });
     }
+    keep(settings, &plan.found(), false, events)?;
     let report = index.apply(plan, &mut |p| events(Event::Progress(p)))?;
     keep_journal(&index, &discovered, key)?;
     Ok((
@@ -237,6 +263,8 @@ pub fn update(
     events: &mut dyn FnMut(Event<'_>),
 ) -> Result<(Index, UpdateReport), ApiError> {
     let found = &discovered.found;
+    // The archive first: whatever the index reads, the archive holds.
+    keep(settings, found, true, events)?;
     let (index, report) = if rebuild {
         Index::rebuild(&settings.index_path, found, &mut |p| {
             events(Event::Progress(p))
@@ -264,6 +292,7 @@ pub fn watch_round(
     settings: &Settings,
 ) -> Result<Option<UpdateReport>, ApiError> {
     let (discovered, key) = discovery(settings)?;
+    keep(settings, &discovered.found, true, &mut |_| {})?;
     let plan = index.plan(&discovered.found)?;
     let report = if plan.is_empty() {
         index.merge_pending()?;
@@ -289,7 +318,7 @@ pub fn keep_fresh(
         .journal()?
         .is_some_and(|j| now.saturating_sub(j.checked_ms) < FULL_CHECK_EVERY.as_millis() as i64);
     if young {
-        match quick(settings, index)? {
+        match quick(settings, index, &mut |_| {})? {
             Some(Refreshed::Updated(r)) => return Ok(Some(r)),
             Some(_) => return Ok(None),
             None => {}

@@ -19,7 +19,9 @@ pub fn format_named(name: &str) -> Result<&'static dyn Format, ApiError> {
 /// True for an existing path, or a member of a multi-session file
 /// (`store.db#chat-id`, see [`agentlog_formats::member`]).
 fn exists(p: &Path) -> bool {
-    p.exists() || agentlog_formats::member::split_member(p).is_some()
+    p.exists()
+        || agentlog_formats::member::split_member(p).is_some()
+        || agentlog_formats::archived::is_kept_only(p)
 }
 
 /// Returns the session `arg` names: an existing path as is (its format
@@ -31,6 +33,7 @@ fn exists(p: &Path) -> bool {
 /// session wins over longer ones it prefixes; otherwise a prefix matching
 /// several sessions is [`ApiError::Ambiguous`], listing them.
 pub fn resolve(settings: &Settings, arg: &str) -> Result<Found, ApiError> {
+    crate::archive::attach(settings);
     let p = Path::new(arg);
     if exists(p) {
         let format = registry::detect(p)?;
@@ -45,7 +48,12 @@ pub fn resolve(settings: &Settings, arg: &str) -> Result<Found, ApiError> {
     let found = if looks_like_path {
         Vec::new()
     } else {
-        discover_all(&settings.env, Some(&formats))
+        // The sessions whose files are gone, kept in the archive, too.
+        crate::archive::with_kept(
+            settings,
+            discover_all(&settings.env, Some(&formats)),
+            Some(&formats),
+        )
     };
     resolve_among(&found, arg)
 }

@@ -53,6 +53,20 @@ pub struct Settings {
     pub config_path: Option<PathBuf>,
     /// The index file.
     pub index_path: PathBuf,
+    /// Where the archive is (see [`Settings::archive_dir`]).
+    pub archive: ArchivePlace,
+}
+
+/// Where agentlog's archive of session files is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ArchivePlace {
+    /// Beside the index (`archive/` next to `index.sqlite`).
+    #[default]
+    BesideIndex,
+    /// Here.
+    At(PathBuf),
+    /// No archive: sessions are only read where their agents keep them.
+    Off,
 }
 
 impl Settings {
@@ -67,6 +81,7 @@ impl Settings {
             exclude: Vec::new(),
             config_path: None,
             index_path,
+            archive: ArchivePlace::BesideIndex,
         }
     }
 
@@ -77,6 +92,13 @@ impl Settings {
         let mut s = Settings::from_env(process_env(), roots)?;
         if let Some(p) = std::env::var_os("AGENTLOG_INDEX").filter(|v| !v.is_empty()) {
             s.index_path = PathBuf::from(p);
+        }
+        if let Some(p) = std::env::var_os("AGENTLOG_ARCHIVE").filter(|v| !v.is_empty()) {
+            s.archive = if p == "off" {
+                ArchivePlace::Off
+            } else {
+                ArchivePlace::At(PathBuf::from(p))
+            };
         }
         Ok(s)
     }
@@ -91,11 +113,22 @@ impl Settings {
             exclude: Vec::new(),
             config_path: None,
             index_path,
+            archive: ArchivePlace::BesideIndex,
         };
         apply_file(&mut s, &path)?;
         let flags = parse_roots(roots, &s.env.home)?;
         s.env.roots.extend(flags);
         Ok(s)
+    }
+
+    /// The archive's folder (`None` when it is off): `$AGENTLOG_ARCHIVE`
+    /// (`off` turns it off), else `archive/` beside the index.
+    pub fn archive_dir(&self) -> Option<PathBuf> {
+        match &self.archive {
+            ArchivePlace::BesideIndex => Some(agentlog_archive::dir_for_index(&self.index_path)),
+            ArchivePlace::At(p) => Some(p.clone()),
+            ArchivePlace::Off => None,
+        }
     }
 
     /// Returns the format names discovery should search: `agents` (all

@@ -73,7 +73,15 @@ pub fn read(arg: &str, from: Option<&str>) -> anyhow::Result<(PathBuf, &'static 
         return Ok((path, format, read));
     }
     let settings = crate::config::settings(&[])?;
-    agentlog_api::resolve::read(&settings, arg, from).map_err(hint)
+    let read = agentlog_api::resolve::read(&settings, arg, from).map_err(hint)?;
+    if agentlog_formats::archived::is_kept_only(&read.0) {
+        crate::eprintln_clean!(
+            "agentlog: {} is gone from disk (its agent deleted it); read from agentlog's archive (`agentlog restore {}` puts it back)",
+            read.0.display(),
+            arg
+        );
+    }
+    Ok(read)
 }
 
 #[cfg(all(test, target_os = "linux"))]

@@ -62,6 +62,11 @@ enum Command {
     Scrub(commands::scrub::Args),
     Push(commands::push::Args),
     Db(commands::db::Args),
+    Archive(commands::archive::Args),
+    Restore(commands::restore::Args),
+    Forget(commands::forget::Args),
+    Capture(commands::capture::Args),
+    Hooks(commands::hooks::Args),
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -88,6 +93,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Scrub(a) => commands::scrub::cmd_scrub(a),
         Command::Push(a) => commands::push::cmd_push(a),
         Command::Db(a) => commands::db::cmd_db(a),
+        Command::Archive(a) => commands::archive::cmd_archive(a),
+        Command::Restore(a) => commands::restore::cmd_restore(a),
+        Command::Forget(a) => commands::forget::cmd_forget(a),
+        Command::Capture(a) => commands::capture::cmd_capture(a),
+        Command::Hooks(a) => commands::hooks::cmd_hooks(a),
     }
 }
 

@@ -43,6 +43,10 @@ pub struct FileStat {
     pub inode: u64,
     /// True for a regular file.
     pub is_file: bool,
+    /// True when the file is gone from disk and this is the state
+    /// agentlog's archive keeps of it (see
+    /// [`agentlog_formats::archived`]).
+    pub kept: bool,
 }
 
 impl FileStat {
@@ -53,6 +57,20 @@ impl FileStat {
     }
 }
 
+/// The state agentlog's archive keeps of `path`, a file gone from disk.
+fn kept_stat(path: &Path) -> Option<FileStat> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return None;
+    }
+    agentlog_formats::archived::stat(path).map(|k| FileStat {
+        size: k.size,
+        mtime_ns: k.mtime_ns,
+        inode: k.inode,
+        is_file: true,
+        kept: true,
+    })
+}
+
 /// Returns the stat of `path`, or `None` when it is gone. A session inside a
 /// database (`<file>#<id>`, see [`agentlog_formats::member`]) has the stat
 /// of the database and its write-ahead log together.
@@ -60,13 +78,14 @@ pub fn stat(path: &Path) -> Option<FileStat> {
     // One `stat` for a file (asking whether a path is a member first cost
     // every file a second one).
     let Ok(md) = std::fs::metadata(path) else {
-        return member_stat(path);
+        return member_stat(path).or_else(|| kept_stat(path));
     };
     let mut st = FileStat {
         size: md.len(),
         mtime_ns: mtime_ns(&md),
         inode: inode(&md),
         is_file: md.is_file(),
+        kept: false,
     };
     if md.is_dir() {
         st.size = 0;
@@ -102,6 +121,7 @@ fn member_stat(path: &Path) -> Option<FileStat> {
             mtime_ns: 0,
             inode: inode(&md),
             is_file: false,
+            kept: false,
         });
         s.size += md.len();
         s.mtime_ns = s.mtime_ns.max(mtime_ns(&md));

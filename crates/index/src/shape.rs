@@ -349,6 +349,7 @@ impl Index {
                             mtime_ns: r.get(4)?,
                             inode: r.get::<_, i64>(5)? as u64,
                             is_file: true,
+                            kept: false,
                         },
                     ))
                 })?
@@ -422,6 +423,7 @@ impl Index {
             mtime_ns,
             inode: inode as u64,
             is_file: true,
+            kept: false,
         };
         if !kept.same_state(&now) {
             return Ok(None);

@@ -68,6 +68,18 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The files the plan reads (what the archive keeps before they are
+    /// read).
+    pub fn found(&self) -> Vec<Found> {
+        self.jobs
+            .iter()
+            .map(|j| Found {
+                path: j.path.clone(),
+                format: j.format,
+            })
+            .collect()
+    }
+
     /// Returns the number of files to read.
     pub fn files_to_read(&self) -> usize {
         self.jobs.len()
@@ -221,6 +233,7 @@ impl Index {
                         && s.format == f.format
                         && s.error.is_none()
                         && stat.is_file
+                        && !stat.kept
                         && s.stat.inode == stat.inode
                         && stat.size >= s.indexed_to;
                     Job {
@@ -591,6 +604,7 @@ fn state_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, FileState)> {
                 mtime_ns: r.get(4)?,
                 inode: r.get::<_, i64>(5)? as u64,
                 is_file: true,
+                kept: false,
             },
             indexed_to: r.get::<_, i64>(6)? as u64,
             tail_offset: r.get::<_, i64>(7)? as u64,
@@ -752,7 +766,12 @@ fn read_full(job: &Job) -> Outcome {
     let (read, bytes_len, state) = if job.stat.is_file {
         let bytes = match std::fs::read(&job.path) {
             Ok(b) => b,
-            Err(e) => return failed(job, format!("{}: {e}", job.path.display())),
+            // A file that is gone but kept in agentlog's archive.
+            Err(e) => match agentlog_formats::input::read_kept(&job.path) {
+                Some(Ok(b)) => b,
+                Some(Err(k)) => return failed(job, k.to_string()),
+                None => return failed(job, format!("{}: {e}", job.path.display())),
+            },
         };
         let end = if incremental {
             files::whole_lines(&bytes)

@@ -108,6 +108,7 @@ impl Shown {
             }
             refresh::Event::Building { .. } => {}
             refresh::Event::Progress(p) => show_progress(self.bar.as_ref(), p),
+            refresh::Event::Archived(k) => warn_not_kept(k),
         }
     }
 
@@ -115,6 +116,13 @@ impl Shown {
         if let Some(b) = self.bar {
             b.finish_and_clear();
         }
+    }
+}
+
+/// Says which files the archive could not keep, and why.
+fn warn_not_kept(k: &agentlog_api::archive::Kept) {
+    for f in &k.report.failed {
+        crate::eprintln_clean!("agentlog: warning: not archived: {}", f.message);
     }
 }
 
@@ -229,12 +237,15 @@ pub fn cmd_index(args: Args) -> anyhow::Result<ExitCode> {
         crate::eprintln_clean!("agentlog: warning: {d}");
     }
     let pb = tty.then(|| bar(0));
-    let (index, report) = refresh::update(&settings, &discovered, args.rebuild, &mut |e| {
-        if let refresh::Event::Progress(p) = e {
-            show_progress(pb.as_ref(), p);
-        } else if let refresh::Event::Replaced { notice } = e {
-            crate::eprintln_clean!("agentlog: {notice}");
+    let mut kept = None;
+    let (index, report) = refresh::update(&settings, &discovered, args.rebuild, &mut |e| match e {
+        refresh::Event::Progress(p) => show_progress(pb.as_ref(), p),
+        refresh::Event::Replaced { notice } => crate::eprintln_clean!("agentlog: {notice}"),
+        refresh::Event::Archived(k) => {
+            warn_not_kept(k);
+            kept = Some(k.clone());
         }
+        refresh::Event::Building { .. } => {}
     })
     .with_context(|| format!("updating the index at {}", settings.index_path.display()))?;
     if let Some(pb) = pb {
@@ -247,7 +258,7 @@ pub fn cmd_index(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         refresh::CHECK_EVERY
     })?;
-    print_report(&index, &report, started.elapsed(), args.json)?;
+    print_report(&index, &report, kept.as_ref(), started.elapsed(), args.json)?;
     Ok(if report.failed > 0 {
         ExitCode::from(1)
     } else {
@@ -255,7 +266,13 @@ pub fn cmd_index(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn print_report(index: &Index, r: &UpdateReport, took: Duration, json: bool) -> anyhow::Result<()> {
+fn print_report(
+    index: &Index,
+    r: &UpdateReport,
+    kept: Option<&agentlog_api::archive::Kept>,
+    took: Duration,
+    json: bool,
+) -> anyhow::Result<()> {
     let (entries, sessions, failed) = index.counts()?;
     if json {
         let v = serde_json::json!({
@@ -264,6 +281,7 @@ fn print_report(index: &Index, r: &UpdateReport, took: Duration, json: bool) -> 
             "entries": entries,
             "files_with_errors": failed,
             "update": r,
+            "archive": kept.map(|k| &k.report),
             "seconds": took.as_secs_f64(),
         });
         return out::print_json(&v);
@@ -281,6 +299,23 @@ fn print_report(index: &Index, r: &UpdateReport, took: Duration, json: bool) -> 
         r.bytes_read as f64 / 1e6,
         took.as_secs_f64()
     ))?;
+    if let Some(k) = kept {
+        let a = &k.report;
+        if a.new + a.appended + a.rewritten + a.failed.len() > 0 || k.noticed > 0 {
+            out::print(&format!(
+                "archive: {} new, {} grew, {} rewritten (a new version each), {} not kept; {} stored{}\n",
+                out::count(a.new as u64, "file"),
+                out::group(a.appended as u64),
+                out::group(a.rewritten as u64),
+                out::group(a.failed.len() as u64),
+                crate::commands::archive::bytes(a.bytes_stored),
+                match k.noticed {
+                    0 => String::new(),
+                    n => format!("; {} noticed deleted or back", out::count(n as u64, "session")),
+                }
+            ))?;
+        }
+    }
     if failed > 0 {
         for (p, e) in index.failed_files()? {
             crate::eprintln_clean!("agentlog: warning: {p}: {e}");

@@ -52,6 +52,10 @@ pub struct Args {
         conflicts_with = "cached"
     )]
     pub db: Option<String>,
+    /// Only sessions whose files their agents deleted, kept in agentlog's
+    /// archive (they are listed with the others too, marked "deleted").
+    #[arg(long)]
+    pub deleted: bool,
     /// Print the sessions as a JSON array.
     #[arg(long)]
     pub json: bool,
@@ -85,6 +89,7 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
         limit: args.limit,
         order: ListOrder::Started,
         source,
+        deleted_only: args.deleted,
     };
     // The rows go to the table or the JSON as they are read: a listing of
     // 120,000 sessions never holds them all (making and freeing them was
@@ -269,7 +274,11 @@ impl<'h> Table<'h> {
         let agent = sanitize::sanitize_line(&r.agent);
         let id = sanitize::head(&r.id, 8);
         let project = project_cell(r.project.as_deref(), &self.home);
-        let title = truncate(r.title.as_deref().unwrap_or("-"), 60);
+        let mut title = truncate(r.title.as_deref().unwrap_or("-"), 60);
+        if r.deleted.is_some() {
+            // Its agent deleted the file; agentlog's archive keeps it.
+            title.insert_str(0, "[deleted] ");
+        }
         // The start (16), the numbers (at most 26 each) and the rest.
         let most = 16 + 2 * 26 + agent.len() + id.len() + project.len() + title.len();
         if self
@@ -444,6 +453,11 @@ fn summary_json(out: &mut Vec<u8>, s: &SessionSummary) -> anyhow::Result<()> {
     ] {
         out.extend_from_slice(key);
         out.extend_from_slice(n.to_string().as_bytes());
+    }
+    if let Some(d) = &s.deleted {
+        out.extend_from_slice(b",\n    \"deleted\": {\n      \"noticed\": ");
+        json_text(out, rfc3339(d.noticed_ms).as_deref())?;
+        out.extend_from_slice(b"\n    }");
     }
     out.extend_from_slice(b"\n  }");
     Ok(())
@@ -624,6 +638,7 @@ mod tests {
             updated_ms: Some(1_756_425_978_455),
             messages: 48,
             tokens: 1_363_105,
+            deleted: None,
         };
         let hostile = SessionSummary {
             agent: "a\"b\\c".into(),
@@ -636,6 +651,9 @@ mod tests {
             updated_ms: Some(-1),
             messages: u64::MAX,
             tokens: 0,
+            deleted: Some(agentlog_api::list::Deleted {
+                noticed_ms: Some(1_756_425_978_455),
+            }),
         };
         let rows = [plain, hostile, SessionSummary::default()];
         for n in 0..=rows.len() {

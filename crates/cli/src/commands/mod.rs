@@ -1,18 +1,23 @@
 //! One module per subcommand.
 
 pub mod append;
+pub mod archive;
+pub mod capture;
 pub mod context;
 pub mod convert;
 pub mod db;
 pub mod doctor;
 pub mod export;
 pub mod export_html;
+pub mod forget;
 pub mod formats;
+pub mod hooks;
 pub mod index;
 pub mod ls;
 pub mod migrate;
 pub mod prices;
 pub mod push;
+pub mod restore;
 pub mod resume;
 pub mod scan;
 pub mod scrub;

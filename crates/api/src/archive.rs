@@ -1,0 +1,381 @@
+//! The archive's services: keeping every session file's states before the
+//! index reads them, listing and reading the sessions whose files are
+//! gone, versions, restore, forget and checks.
+//!
+//! The archive is on by default, beside the index (see
+//! [`Settings::archive_dir`]); every refresh of the index captures the
+//! files it is about to read first ([`capture`]). A session whose file is
+//! gone stays a session: discovery adds the gone files the archive keeps
+//! ([`with_kept`]), and readers find their bytes in the archive (see
+//! [`agentlog_formats::archived`]), under the path the agent wrote them
+//! at.
+
+use crate::resolve::format_named;
+use crate::{ApiError, Settings};
+use agentlog_archive::{Archive, CaptureReport, Source, Version};
+use agentlog_formats::discover::Found;
+use agentlog_formats::registry;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Makes the archive of `settings` where readers find the files it keeps
+/// that are gone (see [`agentlog_formats::archived`]). Every entry point
+/// that reads sessions calls it; it is cheap and idempotent.
+pub fn attach(settings: &Settings) {
+    if let Some(dir) = settings.archive_dir() {
+        agentlog_archive::attach(&dir);
+    }
+}
+
+/// Opens the archive of `settings`, creating it; `None` when it is off.
+pub fn open(settings: &Settings) -> Result<Option<Archive>, ApiError> {
+    match settings.archive_dir() {
+        Some(dir) => Ok(Some(Archive::open(&dir)?)),
+        None => Ok(None),
+    }
+}
+
+/// Opens the archive of `settings` when there is one.
+pub fn open_existing(settings: &Settings) -> Result<Option<Archive>, ApiError> {
+    match settings.archive_dir() {
+        Some(dir) => Ok(Archive::open_existing(&dir)?),
+        None => Ok(None),
+    }
+}
+
+/// The archive of `settings`, or an error saying there is none.
+fn require(settings: &Settings) -> Result<Archive, ApiError> {
+    match settings.archive_dir() {
+        None => Err(ApiError::NoArchive {
+            why: "the archive is off (AGENTLOG_ARCHIVE=off)".into(),
+        }),
+        Some(dir) if dir.join(agentlog_archive::DB_NAME).is_file() => Ok(Archive::open(&dir)?),
+        Some(dir) => Err(ApiError::NoArchive {
+            why: format!(
+                "there is no archive at {} yet (the first index makes it)",
+                dir.display()
+            ),
+        }),
+    }
+}
+
+/// True for a discovered session that is one regular file (or claims to
+/// be): the archive keeps those. Sessions inside a database
+/// (`store.db#id`) and folders are not captured yet.
+fn capturable(f: &Found) -> bool {
+    if agentlog_formats::member::split_member(&f.path).is_some() {
+        return false;
+    }
+    match std::fs::symlink_metadata(&f.path) {
+        Ok(m) => !m.is_dir(),
+        Err(_) => false,
+    }
+}
+
+/// What keeping the found files did.
+#[derive(Clone, Debug, Default)]
+pub struct Kept {
+    /// The capture's report.
+    pub report: CaptureReport,
+    /// Sessions newly noticed gone, or back.
+    pub noticed: usize,
+}
+
+/// Captures into the archive every file of `found` (session files) whose
+/// state it does not hold, and notes which kept files are gone and which
+/// are back. `None` when the archive is off. `full` says `found` is every
+/// session discovery found (only then are the others noticed gone).
+pub fn capture(
+    settings: &Settings,
+    found: &[Found],
+    full: bool,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Option<Kept>, ApiError> {
+    let Some(mut archive) = open(settings)? else {
+        return Ok(None);
+    };
+    let files: Vec<(PathBuf, String)> = found
+        .iter()
+        .filter(|f| capturable(f))
+        .map(|f| (f.path.clone(), f.format.to_string()))
+        .collect();
+    let report = archive.capture_all(&files, progress)?;
+    let mut noticed = 0;
+    if full {
+        let live: HashSet<&Path> = found
+            .iter()
+            .filter(|f| std::fs::symlink_metadata(&f.path).is_ok())
+            .map(|f| f.path.as_path())
+            .collect();
+        let (mut missing, mut present) = (Vec::new(), Vec::new());
+        for s in archive.sources()? {
+            let on_disk =
+                live.contains(s.path.as_path()) || std::fs::symlink_metadata(&s.path).is_ok();
+            match (on_disk, s.gone_ms.is_some()) {
+                (false, false) => missing.push(s.path),
+                (true, true) => present.push(s.path),
+                _ => {}
+            }
+        }
+        noticed = archive.note_presence(&missing, &present)?;
+    }
+    Ok(Some(Kept { report, noticed }))
+}
+
+/// `found` with the sessions the archive keeps whose files are gone from
+/// disk (of `formats`, all when `None`) added after them.
+pub fn with_kept(
+    settings: &Settings,
+    mut found: Vec<Found>,
+    formats: Option<&[String]>,
+) -> Vec<Found> {
+    attach(settings);
+    let Ok(Some(archive)) = open_existing(settings) else {
+        return found;
+    };
+    let Ok(sources) = archive.sources() else {
+        return found;
+    };
+    let live: HashSet<PathBuf> = found.iter().map(|f| f.path.clone()).collect();
+    for s in sources {
+        if live.contains(&s.path) || std::fs::symlink_metadata(&s.path).is_ok() {
+            continue;
+        }
+        if formats.is_some_and(|fs| !fs.contains(&s.format)) {
+            continue;
+        }
+        if let Some(format) = registry::by_name(&s.format) {
+            found.push(Found {
+                path: s.path,
+                format: format.name(),
+            });
+        }
+    }
+    found
+}
+
+/// The sessions whose files are gone, by path, with when agentlog noticed
+/// (ms since the epoch; `None` when it has not recorded it yet).
+pub fn gone(settings: &Settings) -> HashMap<PathBuf, Option<i64>> {
+    let Ok(Some(archive)) = open_existing(settings) else {
+        return HashMap::new();
+    };
+    archive
+        .sources()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| s.gone_ms.is_some() || std::fs::symlink_metadata(&s.path).is_err())
+        .map(|s| (s.path, s.gone_ms))
+        .collect()
+}
+
+/// What the archive knows of one session file.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Kept1 {
+    /// The file, as its agent wrote it.
+    pub source: Source,
+    /// Every state kept, oldest first.
+    pub versions: Vec<Version>,
+    /// True when the file is not on disk.
+    pub gone: bool,
+}
+
+/// The file `arg` (a path, id or id prefix) names, the archive holding it.
+fn kept_file(
+    settings: &Settings,
+    archive: &Archive,
+    arg: &str,
+) -> Result<(Found, Kept1), ApiError> {
+    let found = crate::resolve::resolve(settings, arg)?;
+    let source = archive.source(&found.path)?.ok_or_else(|| {
+        ApiError::Archive(agentlog_archive::ArchiveError::NotKept {
+            path: found.path.clone(),
+            version: None,
+        })
+    })?;
+    let versions = archive.versions(&found.path)?;
+    let gone = std::fs::symlink_metadata(&found.path).is_err();
+    Ok((
+        found,
+        Kept1 {
+            source,
+            versions,
+            gone,
+        },
+    ))
+}
+
+/// The versions the archive keeps of the session `arg` names.
+pub fn versions(settings: &Settings, arg: &str) -> Result<(Found, Kept1), ApiError> {
+    let archive = require(settings)?;
+    kept_file(settings, &archive, arg)
+}
+
+/// The bytes of version `number` (the latest when `None`) of the session
+/// `arg` names.
+pub fn bytes(
+    settings: &Settings,
+    arg: &str,
+    number: Option<u32>,
+) -> Result<(Found, Vec<u8>), ApiError> {
+    let archive = require(settings)?;
+    let (found, _) = kept_file(settings, &archive, arg)?;
+    let bytes = archive.read(&found.path, number)?;
+    Ok((found, bytes))
+}
+
+/// Reads version `number` of the session `arg` names, as its format reads
+/// it.
+pub fn read_version(
+    settings: &Settings,
+    arg: &str,
+    number: Option<u32>,
+) -> Result<(Found, agentlog_formats::Read), ApiError> {
+    let (found, bytes) = bytes(settings, arg, number)?;
+    let read = format_named(found.format)?.read_bytes(&found.path, &bytes)?;
+    Ok((found, read))
+}
+
+/// What changed between two versions of a session, as a unified diff of
+/// their transcripts (markdown): lines a compression or rewind removed
+/// start with `-`.
+pub fn diff(settings: &Settings, arg: &str, a: u32, b: u32) -> Result<String, ApiError> {
+    let (found, old) = read_version(settings, arg, Some(a))?;
+    let (_, new) = read_version(settings, arg, Some(b))?;
+    let render = |r: &agentlog_formats::Read| agentlog_formats::render::markdown(&r.session);
+    let (x, y) = (render(&old), render(&new));
+    let name = found.path.display().to_string();
+    Ok(similar::TextDiff::from_lines(&x, &y)
+        .unified_diff()
+        .context_radius(3)
+        .header(
+            &format!("{name} (version {a})"),
+            &format!("{name} (version {b})"),
+        )
+        .to_string())
+}
+
+/// Puts the session `arg` names back where its agent looks (or at `to`),
+/// version `number` (the latest when `None`), byte for byte; never over
+/// an existing file unless `force`. Returns where it wrote and how many
+/// bytes.
+pub fn restore(
+    settings: &Settings,
+    arg: &str,
+    number: Option<u32>,
+    to: Option<&Path>,
+    force: bool,
+) -> Result<(PathBuf, u64), ApiError> {
+    let archive = require(settings)?;
+    let (found, _) = kept_file(settings, &archive, arg)?;
+    Ok(archive.restore(&found.path, number, to, force)?)
+}
+
+/// Removes the session `arg` names from the archive for good, and from
+/// the index when its file is gone. Returns the file and whether it is
+/// still on disk (then the next index reads it again).
+pub fn forget(settings: &Settings, arg: &str) -> Result<(PathBuf, bool), ApiError> {
+    let mut archive = require(settings)?;
+    let (found, kept) = kept_file(settings, &archive, arg)?;
+    archive.forget(&found.path)?;
+    if kept.gone && settings.index_path.is_file() {
+        // The next update sees it neither on disk nor in the archive.
+        let discovered = crate::refresh::discover_full(settings)?;
+        crate::refresh::update(settings, &discovered, false, &mut |_| {})?;
+    }
+    Ok((found.path, !kept.gone))
+}
+
+/// Checks every chunk and version of the archive.
+pub fn verify(settings: &Settings) -> Result<agentlog_archive::VerifyReport, ApiError> {
+    Ok(require(settings)?.verify()?)
+}
+
+/// The archive's figures; `None` when there is none.
+pub fn stats(settings: &Settings) -> Result<Option<agentlog_archive::ArchiveStats>, ApiError> {
+    match open_existing(settings)? {
+        Some(a) => Ok(Some(a.stats()?)),
+        None => Ok(None),
+    }
+}
+
+/// Every file the archive keeps.
+pub fn sources(settings: &Settings) -> Result<Vec<Source>, ApiError> {
+    Ok(require(settings)?.sources()?)
+}
+
+/// Captures the session file at `path` now (its format detected).
+pub fn capture_file(
+    settings: &Settings,
+    path: &Path,
+) -> Result<agentlog_archive::Captured, ApiError> {
+    let format = registry::detect(path)?;
+    let Some(mut archive) = open(settings)? else {
+        return Err(ApiError::NoArchive {
+            why: "the archive is off (AGENTLOG_ARCHIVE=off)".into(),
+        });
+    };
+    Ok(archive.capture(path, format.name())?)
+}
+
+/// The agents whose hooks [`capture_hook`] understands, and the format
+/// each one's sessions are read as.
+pub const HOOK_AGENTS: [(&str, &str); 4] = [
+    ("claude", "claude"),
+    ("codex", "codex"),
+    ("gemini", "gemini"),
+    ("qwen", "qwen"),
+];
+
+/// Captures the session an agent's hook input names: a JSON object with
+/// the transcript's path (`transcript_path`, as Claude Code, Gemini CLI and
+/// Qwen Code give it) or the session's id (`session_id`; Codex's `notify`
+/// gives `thread-id`), whose file discovery finds. Returns the file and
+/// what was kept.
+pub fn capture_hook(
+    settings: &Settings,
+    agent: &str,
+    input: &str,
+) -> Result<(PathBuf, agentlog_archive::Captured), ApiError> {
+    let Some((_, format)) = HOOK_AGENTS.iter().find(|(a, _)| *a == agent) else {
+        return Err(ApiError::UnknownAgent {
+            name: agent.to_string(),
+            known: HOOK_AGENTS
+                .iter()
+                .map(|(a, _)| *a)
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    };
+    let bad = |why: String| ApiError::HookInput {
+        agent: agent.to_string(),
+        why,
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(input.trim()).map_err(|e| bad(format!("not a JSON object: {e}")))?;
+    let text = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| v.get(*k).and_then(serde_json::Value::as_str))
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let path = match text(&["transcript_path", "transcriptPath"]) {
+        Some(p) => PathBuf::from(p),
+        None => {
+            let id = text(&["session_id", "sessionId", "thread-id", "thread_id"])
+                .ok_or_else(|| bad("it names neither a transcript_path nor a session id".into()))?;
+            let found = agentlog_formats::discover::discover_all(
+                &settings.env,
+                Some(&[format.to_string()]),
+            );
+            crate::resolve::resolve_among(&found, &id)?.path
+        }
+    };
+    let Some(mut archive) = open(settings)? else {
+        return Err(ApiError::NoArchive {
+            why: "the archive is off (AGENTLOG_ARCHIVE=off)".into(),
+        });
+    };
+    let kept = archive.capture(&path, format)?;
+    Ok((path, kept))
+}
