@@ -271,18 +271,14 @@ pub fn restore(
     Ok(archive.restore(&found.path, number, to, force)?)
 }
 
-/// Removes the session `arg` names from the archive for good, and from
-/// the index when its file is gone. Returns the file and whether it is
-/// still on disk (then the next index reads it again).
+/// Removes the session `arg` names from the archive for good (every
+/// state). Returns the file and whether it is still on disk (then the
+/// next index reads it again). [`crate::refresh::forget`] takes it out of
+/// the index too.
 pub fn forget(settings: &Settings, arg: &str) -> Result<(PathBuf, bool), ApiError> {
     let mut archive = require(settings)?;
     let (found, kept) = kept_file(settings, &archive, arg)?;
     archive.forget(&found.path)?;
-    if kept.gone && settings.index_path.is_file() {
-        // The next update sees it neither on disk nor in the archive.
-        let discovered = crate::refresh::discover_full(settings)?;
-        crate::refresh::update(settings, &discovered, false, &mut |_| {})?;
-    }
     Ok((found.path, !kept.gone))
 }
 
@@ -378,4 +374,164 @@ pub fn capture_hook(
     };
     let kept = archive.capture(&path, format)?;
     Ok((path, kept))
+}
+
+/// What scrubbing the archive's states of one file did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct ScrubbedStates {
+    /// Versions kept of the file.
+    pub versions: usize,
+    /// Versions that held secrets (rewritten unless a dry run).
+    pub rewritten: usize,
+    /// What was (or would be) replaced, over every version.
+    pub report: agentlog_redact::Report,
+}
+
+/// Replaces every secret in every state the archive keeps of `path`, as
+/// `scrub` does to the file itself (otherwise a secret scrubbed from a
+/// session lives on in an older state); with `dry_run`, only reports.
+/// Nothing to do when the archive does not hold the file.
+pub fn scrub(settings: &Settings, path: &Path, dry_run: bool) -> Result<ScrubbedStates, ApiError> {
+    let mut out = ScrubbedStates::default();
+    let Some(mut archive) = open_existing(settings)?.and_then(|_| open(settings).ok().flatten())
+    else {
+        return Ok(out);
+    };
+    if !archive.holds(path)? {
+        return Ok(out);
+    }
+    let redactor = agentlog_redact::Redactor::builtin()
+        .map_err(|e| ApiError::io(path, std::io::Error::other(e.to_string())))?;
+    let versions = archive.versions(path)?;
+    out.versions = versions.len();
+    for v in &versions {
+        let bytes = archive.read_version(v.id)?;
+        if let Ok((_, found)) = redactor.bytes(&bytes) {
+            if !found.is_empty() {
+                out.rewritten += 1;
+                out.report.extend(found);
+            }
+        }
+    }
+    if !dry_run && out.rewritten > 0 {
+        archive.rewrite_versions(path, &mut |b| {
+            redactor.bytes(b).ok().map(|(clean, _)| clean)
+        })?;
+    }
+    Ok(out)
+}
+
+/// An agent set to delete sessions that the archive does not hold yet.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Retention {
+    /// The agent (a format name).
+    pub agent: &'static str,
+    /// The setting, in the agent's words, e.g. `cleanupPeriodDays = 30
+    /// (the default)`.
+    pub setting: String,
+    /// What the agent deletes, in a few words.
+    pub deletes: String,
+    /// Its sessions whose current state the archive does not hold.
+    pub unkept: usize,
+    /// Its sessions found.
+    pub sessions: usize,
+}
+
+/// Claude Code's `cleanupPeriodDays`, from its settings (30 when unset).
+fn claude_retention(settings: &Settings) -> (String, String) {
+    let file = match settings.env.var_path("CLAUDE_CONFIG_DIR") {
+        Some(d) => d.join("settings.json"),
+        None => settings.env.home.join(".claude/settings.json"),
+    };
+    let days = std::fs::read(&file)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| {
+            v.get("cleanupPeriodDays")
+                .and_then(serde_json::Value::as_i64)
+        });
+    match days {
+        Some(d) => (
+            format!("cleanupPeriodDays = {d} in {}", file.display()),
+            format!("transcripts not written for {d} days, at its start"),
+        ),
+        None => (
+            "cleanupPeriodDays = 30 (the default)".into(),
+            "transcripts not written for 30 days, at its start".into(),
+        ),
+    }
+}
+
+/// Gemini CLI's session retention (`general.sessionRetention`: on, 30
+/// days, by default), unless it is turned off.
+fn gemini_retention(settings: &Settings) -> Option<(String, String)> {
+    let file = settings.env.home.join(".gemini/settings.json");
+    let v: serde_json::Value = std::fs::read(&file)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let r = v.get("general").and_then(|g| g.get("sessionRetention"));
+    let get = |k: &str| r.and_then(|r| r.get(k));
+    if get("enabled").and_then(serde_json::Value::as_bool) == Some(false) {
+        return None;
+    }
+    let age = get("maxAge")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("30d");
+    let setting = if r.is_some() {
+        format!("general.sessionRetention in {}", file.display())
+    } else {
+        "general.sessionRetention, on by default".to_string()
+    };
+    let deletes = match get("maxCount").and_then(serde_json::Value::as_i64) {
+        Some(n) => {
+            format!("a project's chats older than {age} or beyond the newest {n}, at its start")
+        }
+        None => format!("a project's chats older than {age}, and any it cannot read, at its start"),
+    };
+    Some((setting, deletes))
+}
+
+/// The agents set to delete sessions (Claude Code always is, by default)
+/// whose sessions among `found` the archive does not hold in their current
+/// state: what `doctor` and `ls` warn about. An agent whose every session
+/// is kept is left out.
+pub fn retention(settings: &Settings, found: &[Found]) -> Vec<Retention> {
+    let held: HashMap<String, agentlog_archive::FileStat> = open_existing(settings)
+        .ok()
+        .flatten()
+        .and_then(|a| a.sources().ok())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| (s.path.to_string_lossy().into_owned(), s.latest))
+        .collect();
+    let mut out = Vec::new();
+    let mut check = |agent: &'static str, (setting, deletes): (String, String)| {
+        let mine: Vec<&Found> = found.iter().filter(|f| f.format == agent).collect();
+        let unkept = mine
+            .iter()
+            .filter(|f| {
+                let now = std::fs::symlink_metadata(&f.path).ok();
+                match (now, held.get(f.path.to_string_lossy().as_ref())) {
+                    (None, _) => false,
+                    (Some(_), None) => true,
+                    (Some(m), Some(h)) => agentlog_archive::FileStat::of(&m) != *h,
+                }
+            })
+            .count();
+        if unkept > 0 {
+            out.push(Retention {
+                agent,
+                setting,
+                deletes,
+                unkept,
+                sessions: mine.len(),
+            });
+        }
+    };
+    check("claude", claude_retention(settings));
+    if let Some(g) = gemini_retention(settings) {
+        check("gemini", g);
+    }
+    out
 }

@@ -11,7 +11,8 @@
 //!   `$CLAUDE_CONFIG_DIR/settings.json`) for `Stop`, `SubagentStop`,
 //!   `PreCompact` and `SessionEnd`; each receives the transcript's path.
 //! - Gemini CLI: `hooks` in `~/.gemini/settings.json` for `AfterAgent`,
-//!   `PreCompress` and `SessionEnd`.
+//!   `PreCompress` and `SessionEnd` (on by default; Gemini CLI runs
+//!   settings hooks in trusted folders only).
 //! - Codex: `notify` in `~/.codex/config.toml` (or `$CODEX_HOME`), the
 //!   program Codex runs after each turn with the turn's JSON (its
 //!   `thread-id` names the rollout). Codex runs one `notify` program: one
@@ -125,8 +126,7 @@ fn merge_json_hooks(
     path: &Path,
     text: Option<&str>,
     events: &[&str],
-    command: &str,
-    extra: &dyn Fn(&mut serde_json::Map<String, serde_json::Value>),
+    hook: &serde_json::Value,
     remove: bool,
 ) -> Result<Option<String>, ApiError> {
     use serde_json::{json, Value};
@@ -182,12 +182,9 @@ fn merge_json_hooks(
                     .is_some_and(|hs| hs.iter().any(&ours))
             });
             if !present {
-                list.push(
-                    json!({"hooks": [{"type": "command", "command": command, "timeout": 60}]}),
-                );
+                list.push(json!({ "hooks": [hook] }));
             }
         }
-        extra(root);
     }
     if *root == before {
         return Ok(None);
@@ -307,35 +304,18 @@ fn plan(
     if wanted("claude") {
         let f = claude_settings(settings);
         let before = read(&f)?;
-        let after = merge_json_hooks(
-            &f,
-            before.as_deref(),
-            &CLAUDE_EVENTS,
-            &quote_cmd(exe, "claude"),
-            &|_| {},
-            remove,
-        )?;
+        // Claude Code's timeout is in seconds.
+        let hook = serde_json::json!({"type": "command", "command": quote_cmd(exe, "claude"), "timeout": 60});
+        let after = merge_json_hooks(&f, before.as_deref(), &CLAUDE_EVENTS, &hook, remove)?;
         push("claude", f, before, after);
     }
     if wanted("gemini") {
         let f = gemini_settings(settings);
         let before = read(&f)?;
-        // Gemini CLI runs hooks only when they are enabled.
-        let enable = |root: &mut serde_json::Map<String, serde_json::Value>| {
-            let tools = root.entry("tools").or_insert_with(|| serde_json::json!({}));
-            if let Some(t) = tools.as_object_mut() {
-                t.entry("enableHooks")
-                    .or_insert(serde_json::Value::Bool(true));
-            }
-        };
-        let after = merge_json_hooks(
-            &f,
-            before.as_deref(),
-            &GEMINI_EVENTS,
-            &quote_cmd(exe, "gemini"),
-            &enable,
-            remove,
-        )?;
+        // Gemini CLI's is in milliseconds; its hooks run in trusted folders.
+        let hook = serde_json::json!({"name": "agentlog-capture", "type": "command",
+            "command": quote_cmd(exe, "gemini"), "timeout": 60_000});
+        let after = merge_json_hooks(&f, before.as_deref(), &GEMINI_EVENTS, &hook, remove)?;
         push("gemini", f, before, after);
     }
     if wanted("codex") {
@@ -418,20 +398,17 @@ pub fn apply(changes: &[Change]) -> Result<(), ApiError> {
 mod tests {
     use super::*;
 
+    fn hook() -> serde_json::Value {
+        serde_json::json!({"type": "command", "command": "agentlog capture --hook claude"})
+    }
+
     #[test]
     fn claude_hooks_merge_into_what_is_there_and_come_out_again() {
         let p = Path::new("/x/settings.json");
         let user = r#"{"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}"#;
-        let after = merge_json_hooks(
-            p,
-            Some(user),
-            &CLAUDE_EVENTS,
-            "agentlog capture --hook claude",
-            &|_| {},
-            false,
-        )
-        .unwrap()
-        .unwrap();
+        let after = merge_json_hooks(p, Some(user), &CLAUDE_EVENTS, &hook(), false)
+            .unwrap()
+            .unwrap();
         let v: serde_json::Value = serde_json::from_str(&after).unwrap();
         assert_eq!(v["model"], "opus");
         assert_eq!(v["hooks"]["Stop"].as_array().unwrap().len(), 2);
@@ -444,18 +421,10 @@ mod tests {
         }
         // Twice is once.
         assert_eq!(
-            merge_json_hooks(
-                p,
-                Some(&after),
-                &CLAUDE_EVENTS,
-                "agentlog capture --hook claude",
-                &|_| {},
-                false
-            )
-            .unwrap(),
+            merge_json_hooks(p, Some(&after), &CLAUDE_EVENTS, &hook(), false).unwrap(),
             None
         );
-        let back = merge_json_hooks(p, Some(&after), &CLAUDE_EVENTS, "", &|_| {}, true)
+        let back = merge_json_hooks(p, Some(&after), &CLAUDE_EVENTS, &hook(), true)
             .unwrap()
             .unwrap();
         let a: serde_json::Value = serde_json::from_str(&back).unwrap();
@@ -466,8 +435,8 @@ mod tests {
     #[test]
     fn settings_that_are_not_json_are_left_alone_with_an_error_naming_the_file() {
         let p = Path::new("/x/settings.json");
-        let err = merge_json_hooks(p, Some("{not json"), &CLAUDE_EVENTS, "c", &|_| {}, false)
-            .unwrap_err();
+        let err =
+            merge_json_hooks(p, Some("{not json"), &CLAUDE_EVENTS, &hook(), false).unwrap_err();
         assert!(err.to_string().contains("/x/settings.json"), "{err}");
     }
 

@@ -285,6 +285,19 @@ pub fn update(
     Ok((index, report))
 }
 
+/// Removes the session `arg` names from the archive for good and, when
+/// its file is gone, from the index. Returns the file and whether it is
+/// still on disk (then the next index reads it again).
+pub fn forget(settings: &Settings, arg: &str) -> Result<(std::path::PathBuf, bool), ApiError> {
+    let (path, on_disk) = crate::archive::forget(settings, arg)?;
+    if !on_disk && settings.index_path.is_file() {
+        // The next update sees it neither on disk nor in the archive.
+        let discovered = discover_full(settings)?;
+        update(settings, &discovered, false, &mut |_| {})?;
+    }
+    Ok((path, on_disk))
+}
+
 /// One round of watching: reads what changed since the last round; `None`
 /// when nothing did.
 pub fn watch_round(

@@ -87,9 +87,13 @@ fn new_sessions_and_appends_are_found_without_a_stat_of_every_file() {
     assert_eq!(found(&settings, "betaword"), ["bbbb"]);
     session(home.path(), "-q", "cccc", "deltaword");
     assert_eq!(found(&settings, "deltaword"), ["cccc"]);
-    // A session removed: no longer found.
+    // A session removed: agentlog's archive keeps it, so it is still
+    // found; without the archive it is no longer found.
     std::fs::remove_file(home.path().join(".claude/projects/-p/bbbb.jsonl")).unwrap();
-    assert!(found(&settings, "betaword").is_empty());
+    assert_eq!(found(&settings, "betaword"), ["bbbb"]);
+    let mut off = settings.clone();
+    off.archive = agentlog_api::settings::ArchivePlace::Off;
+    assert!(found(&off, "betaword").is_empty());
 }
 
 #[test]

@@ -500,6 +500,14 @@ pub(crate) fn store(
                         .collect()
                 })
                 .map_err(sql)?;
+            // The state it grew from stays a state: the first bytes of
+            // this one.
+            tx.execute(
+                "INSERT OR IGNORE INTO grown(version, size, mtime_ns, inode, seen_ns)
+                 SELECT id, size, mtime_ns, inode, seen_ns FROM versions WHERE id = ?1",
+                [version],
+            )
+            .map_err(sql)?;
             tx.execute(
                 "DELETE FROM parts WHERE version = ?1 AND seq >= ?2",
                 rusqlite::params![version, keep as i64],

@@ -118,6 +118,9 @@ pub struct Version {
     pub appends: u32,
     /// Its chunks.
     pub chunks: u32,
+    /// True for a state the file grew from: the first `stat.size` bytes of
+    /// the state after it (its digest is that state's).
+    pub grew_into_next: bool,
 }
 
 /// One file the archive keeps.
@@ -222,15 +225,20 @@ impl Archive {
         self.sql(r)
     }
 
-    /// The versions of `path`, oldest first.
+    /// Every state kept of `path`, oldest first: each version, preceded by
+    /// the states it grew from.
     pub fn versions(&self, path: &Path) -> Result<Vec<Version>, ArchiveError> {
         let r = self
             .conn
             .prepare_cached(
                 "SELECT v.id, v.seen_ns, v.size, v.mtime_ns, v.inode, v.digest, v.appends,
-                        (SELECT count(*) FROM parts p WHERE p.version = v.id)
-                 FROM versions v JOIN sources s ON s.id = v.source
-                 WHERE s.path = ?1 ORDER BY v.id",
+                        (SELECT count(*) FROM parts p WHERE p.version = v.id), 0
+                 FROM versions v JOIN sources s ON s.id = v.source WHERE s.path = ?1
+                 UNION ALL
+                 SELECT v.id, g.seen_ns, g.size, g.mtime_ns, g.inode, v.digest, 0, 0, 1
+                 FROM grown g JOIN versions v ON v.id = g.version
+                 JOIN sources s ON s.id = v.source WHERE s.path = ?1
+                 ORDER BY 1, 9 DESC, 3",
             )
             .and_then(|mut st| {
                 let rows = st.query_map([path_text(path)], |r| {
@@ -246,6 +254,7 @@ impl Archive {
                         digest: hex(&r.get::<_, Vec<u8>>(5)?),
                         appends: r.get(6)?,
                         chunks: r.get(7)?,
+                        grew_into_next: r.get::<_, i64>(8)? == 1,
                     })
                 })?;
                 rows.collect::<rusqlite::Result<Vec<Version>>>()
@@ -358,6 +367,10 @@ impl Archive {
         let sql = |e| ArchiveError::sql(&db, e);
         let tx = schema::immediate(&mut self.conn).map_err(sql)?;
         for (id, cut) in &changed {
+            // The states it grew through held what was scrubbed, and are
+            // not prefixes of the scrubbed bytes: they go.
+            tx.execute("DELETE FROM grown WHERE version = ?1", [id])
+                .map_err(sql)?;
             let old = schema::chunk_ids(&tx, *id).map_err(sql)?;
             tx.execute("DELETE FROM parts WHERE version = ?1", [id])
                 .map_err(sql)?;

@@ -96,23 +96,27 @@ impl Archive {
         Ok(out)
     }
 
-    /// The id of version `number` (from 1; the latest when `None`) of
-    /// `path`.
-    pub fn version_id(&self, path: &Path, number: Option<u32>) -> Result<i64, ArchiveError> {
+    /// The version holding state `number` (from 1; the latest when
+    /// `None`) of `path`, and the state's size.
+    pub fn state(&self, path: &Path, number: Option<u32>) -> Result<(i64, u64), ArchiveError> {
         let versions = self.versions(path)?;
         let v = match number {
             None => versions.last(),
             Some(n) => versions.iter().find(|v| v.number == n),
         };
-        v.map(|v| v.id).ok_or_else(|| ArchiveError::NotKept {
-            path: path.to_path_buf(),
-            version: number,
-        })
+        v.map(|v| (v.id, v.stat.size))
+            .ok_or_else(|| ArchiveError::NotKept {
+                path: path.to_path_buf(),
+                version: number,
+            })
     }
 
-    /// The bytes of version `number` of `path` (the latest when `None`).
+    /// The bytes of state `number` of `path` (the latest when `None`).
     pub fn read(&self, path: &Path, number: Option<u32>) -> Result<Vec<u8>, ArchiveError> {
-        self.read_version(self.version_id(path, number)?)
+        let (id, size) = self.state(path, number)?;
+        let mut bytes = self.read_version(id)?;
+        bytes.truncate(usize::try_from(size).unwrap_or(usize::MAX));
+        Ok(bytes)
     }
 
     /// Writes version `number` of `path` (the latest when `None`) to `to`

@@ -43,6 +43,14 @@ CREATE TABLE IF NOT EXISTS parts(
   PRIMARY KEY(version, seq)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS parts_chunk ON parts(chunk);
+CREATE TABLE IF NOT EXISTS grown(
+  version INTEGER NOT NULL,
+  size INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  inode INTEGER NOT NULL,
+  seen_ns INTEGER NOT NULL,
+  PRIMARY KEY(version, size)
+) WITHOUT ROWID;
 ";
 
 /// The archive's `application_id`: a database of another program is
@@ -123,6 +131,7 @@ pub(crate) fn chunk_ids(tx: &Connection, version: i64) -> rusqlite::Result<Vec<i
 pub(crate) fn drop_version(tx: &Connection, version: i64) -> rusqlite::Result<()> {
     let ids = chunk_ids(tx, version)?;
     tx.execute("DELETE FROM parts WHERE version = ?1", [version])?;
+    tx.execute("DELETE FROM grown WHERE version = ?1", [version])?;
     tx.execute("DELETE FROM versions WHERE id = ?1", [version])?;
     drop_unused(tx, &ids)
 }

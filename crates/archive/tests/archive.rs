@@ -44,9 +44,12 @@ fn appends_grow_one_version_and_rewrites_add_versions_each_given_back_exactly() 
     append(&file, &more);
     assert_eq!(a.capture(&file, "claude").unwrap(), Captured::Appended);
     let versions = a.versions(&file).unwrap();
-    assert_eq!(versions.len(), 1);
-    assert_eq!(versions[0].appends, 1);
+    // One version, and the state it grew from (its first bytes).
+    assert_eq!(versions.len(), 2);
+    assert!(versions[0].grew_into_next && !versions[1].grew_into_next);
+    assert_eq!(versions[1].appends, 1);
     assert_eq!(a.read(&file, None).unwrap(), std::fs::read(&file).unwrap());
+    assert_eq!(a.read(&file, Some(1)).unwrap(), first);
     let grown = a.stats().unwrap().stored_bytes - stored_first;
     assert!(grown < 64 * 1024, "an append stored {grown} bytes");
 
@@ -58,13 +61,14 @@ fn appends_grow_one_version_and_rewrites_add_versions_each_given_back_exactly() 
     std::fs::write(&file, &rewritten).unwrap();
     assert_eq!(a.capture(&file, "claude").unwrap(), Captured::Rewritten);
     let versions = a.versions(&file).unwrap();
-    assert_eq!(versions.len(), 2);
-    assert_eq!(a.read(&file, Some(1)).unwrap(), before);
-    assert_eq!(a.read(&file, Some(2)).unwrap(), rewritten);
+    assert_eq!(versions.len(), 3);
+    assert_eq!(a.read(&file, Some(1)).unwrap(), first);
+    assert_eq!(a.read(&file, Some(2)).unwrap(), before);
+    assert_eq!(a.read(&file, Some(3)).unwrap(), rewritten);
     assert!(matches!(
-        a.read(&file, Some(3)),
+        a.read(&file, Some(4)),
         Err(ArchiveError::NotKept {
-            version: Some(3),
+            version: Some(4),
             ..
         })
     ));
@@ -275,6 +279,7 @@ fn a_large_file_is_stored_ahead_and_read_back_whole() {
         .unwrap();
     assert_eq!(r.new, 1, "{r:?}");
     assert!(a.read(&file, None).unwrap() == bytes);
+    assert!(a.verify().unwrap().problems.is_empty());
     let mut b = Archive::open(&home.path().join("archive2")).unwrap();
     assert_eq!(b.capture(&file, "pi").unwrap(), Captured::New);
     assert!(b.read(&file, None).unwrap() == bytes);

@@ -47,9 +47,10 @@ pub enum What {
     Show {
         /// Session id (prefix) or file.
         session: String,
-        /// The version (from `archive versions`; the latest when left out).
+        /// The state (a number from `archive versions`; the latest when left
+        /// out).
         #[arg(long, value_name = "N")]
-        version: Option<u32>,
+        state: Option<u32>,
         /// Print markdown instead of terminal text.
         #[arg(long)]
         markdown: bool,
@@ -59,9 +60,9 @@ pub enum What {
     Cat {
         /// Session id (prefix) or file.
         session: String,
-        /// The version (the latest when left out).
+        /// The state (the latest when left out).
         #[arg(long, value_name = "N")]
-        version: Option<u32>,
+        state: Option<u32>,
     },
     /// Show what changed between two kept states of a session: a unified
     /// diff of their transcripts (what a compression or rewind removed is
@@ -69,9 +70,9 @@ pub enum What {
     Diff {
         /// Session id (prefix) or file.
         session: String,
-        /// The older version.
+        /// The older state.
         a: u32,
-        /// The newer version.
+        /// The newer state.
         b: u32,
     },
     /// Check every stored chunk (decompressed and hashed) and every
@@ -169,25 +170,30 @@ pub fn cmd_archive(args: Args) -> anyhow::Result<ExitCode> {
                         v.number.to_string(),
                         when(Some(v.seen_ms)),
                         bytes(v.stat.size),
-                        match v.appends {
-                            0 => "-".into(),
-                            n => format!("grew {}", out::count(n as u64, "time")),
+                        match (v.grew_into_next, v.appends) {
+                            (true, _) => format!("grew into {}", v.number + 1),
+                            (false, 0) => "-".into(),
+                            (false, n) => format!("grew {}", out::count(n as u64, "time")),
                         },
-                        v.digest[..16].to_string(),
+                        if v.grew_into_next {
+                            "-".to_string()
+                        } else {
+                            v.digest[..16].to_string()
+                        },
                     ]
                 })
                 .collect();
             out::print(&out::table(
-                &["VERSION", "LAST SEEN", "SIZE", "APPENDS", "DIGEST"],
+                &["STATE", "SEEN", "SIZE", "HOW", "DIGEST"],
                 &rows,
             ))?;
         }
         What::Show {
             session,
-            version,
+            state,
             markdown,
         } => {
-            let (_, read) = a::read_version(&settings, &session, version)?;
+            let (_, read) = a::read_version(&settings, &session, state)?;
             if markdown {
                 out::print(&render::markdown(&read.session))?;
                 out::print("\n")?;
@@ -202,8 +208,8 @@ pub fn cmd_archive(args: Args) -> anyhow::Result<ExitCode> {
                 std::io::Write::flush(&mut stdout)?;
             }
         }
-        What::Cat { session, version } => {
-            let (_, b) = a::bytes(&settings, &session, version)?;
+        What::Cat { session, state } => {
+            let (_, b) = a::bytes(&settings, &session, state)?;
             if out::stdout_is_terminal() {
                 // The agent's bytes, unsanitized, are data: never to a
                 // terminal as they are.

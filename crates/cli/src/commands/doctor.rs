@@ -52,12 +52,59 @@ pub fn cmd_doctor(args: Args) -> anyhow::Result<ExitCode> {
         out::print_json(&report.files)?;
     } else {
         out::print(&text(&report, args.repair))?;
+        if args.paths.is_empty() {
+            out::print(&archive_text(&settings)?)?;
+        }
     }
     Ok(if report.passed() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The archive's figures, and the agents set to delete sessions it does
+/// not hold yet, with what to run.
+fn archive_text(settings: &config::Settings) -> anyhow::Result<String> {
+    let mut s = String::new();
+    match agentlog_api::archive::stats(settings)? {
+        Some(st) => {
+            s.push_str("archive: ");
+            s.push_str(&crate::commands::archive::stats_text(&st));
+        }
+        None if settings.archive_dir().is_none() => s.push_str(
+            "archive: off (AGENTLOG_ARCHIVE=off): a session its agent deletes is gone from agentlog too\n",
+        ),
+        None => s.push_str("archive: none yet; `agentlog index` makes it\n"),
+    }
+    let (found, _) = agentlog_api::refresh::discover(settings)?;
+    s.push_str(&retention_text(&agentlog_api::archive::retention(
+        settings, &found,
+    )));
+    Ok(s)
+}
+
+/// One line per agent set to delete sessions the archive does not hold.
+pub fn retention_text(risks: &[agentlog_api::archive::Retention]) -> String {
+    let mut s = String::new();
+    for r in risks {
+        let name = match r.agent {
+            "claude" => "Claude Code",
+            "gemini" => "Gemini CLI",
+            other => other,
+        };
+        s.push_str(&format!(
+            "warning: {name} deletes {} ({}); of its {}, {} not in agentlog's archive yet: run `agentlog index` (or `agentlog hooks install` to keep each as it is written)\n",
+            r.deletes,
+            r.setting,
+            out::count(r.sessions as u64, "session"),
+            match r.unkept {
+                1 => "1 is".to_string(),
+                n => format!("{} are", out::group(n as u64)),
+            },
+        ));
+    }
+    s
 }
 
 /// The report for a person: each file's problems and state, codes repeated

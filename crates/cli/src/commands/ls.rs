@@ -99,13 +99,27 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         Rows::Table(Table::new(&settings.env.home))
     };
+    // The sessions of agents that delete their own (Claude Code, Gemini
+    // CLI), to say when the archive does not hold them yet.
+    let mut deletable = Vec::new();
+    let mut push = |s: &SessionSummary| {
+        if s.deleted.is_none() && matches!(s.format.as_str(), "claude" | "gemini") {
+            if let Some(f) = agentlog_formats::registry::by_name(&s.format) {
+                deletable.push(agentlog_formats::discover::Found {
+                    path: s.path.clone(),
+                    format: f.name(),
+                });
+            }
+        }
+        out.push(s)
+    };
     let listing = if let Some(url) = &args.db {
         let db = crate::commands::db::connect(url)?;
         agentlog_api::list::visit_in(&settings, &opts, &db, &mut |s| out.push(s))?
     } else if cached {
         // The index and its refresh, with the notices of `search`.
         let index = crate::commands::index::refreshed(&loc)?;
-        agentlog_api::list::visit_in(&loc.resolve()?, &opts, &index, &mut |s| out.push(s))?
+        agentlog_api::list::visit_in(&loc.resolve()?, &opts, &index, &mut push)?
     } else {
         let bar = progress_bar();
         let l = agentlog_api::list::list(&settings, &opts, &|done, total| {
@@ -117,9 +131,18 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
         if let Some(b) = bar {
             b.finish_and_clear();
         }
-        l.sessions.iter().for_each(|s| out.push(s));
+        l.sessions.iter().for_each(&mut push);
         l
     };
+    if !args.json && args.db.is_none() {
+        let risks = agentlog_api::archive::retention(&settings, &deletable);
+        if let Some(line) = crate::commands::doctor::retention_text(&risks)
+            .lines()
+            .next()
+        {
+            crate::eprintln_clean!("agentlog: {line}");
+        }
+    }
     for w in &listing.warnings {
         crate::eprintln_clean!("agentlog: warning: {w}");
     }

@@ -16,8 +16,11 @@ use std::process::ExitCode;
 /// OpenHands conversation) is scrubbed in its own files only, the
 /// originals of those that change kept in FOLDER.agentlog-backup-<time>.
 /// The tool outputs a Claude Code session keeps in its tool-results folder
-/// are scrubbed with it, each original kept beside it. Exits 1 when
-/// secrets remain that could not be rewritten.
+/// are scrubbed with it, each original kept beside it. Every state
+/// agentlog's archive keeps of the file is scrubbed too (the pages they
+/// used are overwritten), and a session whose file its agent deleted is
+/// scrubbed in the archive alone. Exits 1 when secrets remain that could
+/// not be rewritten.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The session file (or a session folder, or a file in one).
@@ -36,6 +39,39 @@ pub struct Args {
 /// Runs `agentlog scrub`.
 pub fn cmd_scrub(args: Args) -> anyhow::Result<ExitCode> {
     let path = &args.file;
+    let settings = crate::config::settings(&[])?;
+    agentlog_api::archive::attach(&settings);
+    // The states agentlog's archive keeps of the file hold its secrets too.
+    let states = |text: &mut String| -> anyhow::Result<()> {
+        let s = agentlog_api::archive::scrub(&settings, path, args.dry_run)?;
+        if s.rewritten > 0 {
+            text.push_str(&format!(
+                "{} {} of the {} agentlog's archive keeps of {}\n",
+                if args.dry_run {
+                    "would scrub"
+                } else {
+                    "scrubbed"
+                },
+                out::count(s.rewritten as u64, "state"),
+                out::count(s.versions as u64, "state"),
+                path.display()
+            ));
+        }
+        Ok(())
+    };
+    if agentlog_formats::archived::is_kept_only(path) {
+        // Its agent deleted the file: only the archive holds it.
+        let mut text = String::new();
+        states(&mut text)?;
+        if text.is_empty() {
+            text = format!(
+                "{}: no secrets found in agentlog's archive; nothing changed\n",
+                path.display()
+            );
+        }
+        out::print(&text)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let done = scrub(path, args.from.as_deref(), args.dry_run)?;
     // Secrets that remain make the command fail: the session is not safe
     // to share yet.
@@ -72,6 +108,7 @@ pub fn cmd_scrub(args: Args) -> anyhow::Result<ExitCode> {
         ));
         text.push_str(&crate::redact::sanitized(&done.remaining.to_string()));
     }
+    states(&mut text)?;
     out::print(&text)?;
     Ok(status)
 }
