@@ -35,6 +35,7 @@ mod error;
 pub mod example;
 pub mod export;
 pub mod hooks;
+mod kept;
 pub mod list;
 pub mod migrate;
 pub mod output;

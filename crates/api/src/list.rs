@@ -176,8 +176,8 @@ pub fn list(
     listing
         .warnings
         .extend(report.diagnostics.iter().map(ToString::to_string));
-    let found = crate::archive::with_kept(settings, report.found, Some(&formats));
-    let gone = crate::archive::gone(settings);
+    let found = crate::kept::with_kept(settings, report.found, Some(&formats));
+    let gone = crate::kept::gone(settings);
     let found: Vec<Found> = if opts.deleted_only {
         found
             .into_iter()
@@ -230,7 +230,7 @@ pub fn visit_in(
         warnings,
         ..Listing::default()
     };
-    let gone = crate::archive::gone(settings);
+    let gone = crate::kept::gone(settings);
     let q = ListingQuery {
         formats,
         project: opts.project.clone(),

@@ -31,8 +31,8 @@ pub enum Event<'a> {
     /// Files read so far.
     Progress(Progress),
     /// The archive kept the files about to be read (see
-    /// [`crate::archive::capture`]).
-    Archived(&'a crate::archive::Kept),
+    /// [`crate::kept::capture`]).
+    Archived(&'a crate::kept::Kept),
 }
 
 /// What a refresh did.
@@ -56,7 +56,7 @@ pub enum Refreshed {
 
 /// Opens the index of `settings`, reporting a replaced file.
 pub fn open(settings: &Settings, events: &mut dyn FnMut(Event<'_>)) -> Result<Index, ApiError> {
-    crate::archive::attach(settings);
+    crate::kept::attach(settings);
     let (index, notice) = Index::open(&settings.index_path)?;
     if let Some(n) = notice {
         events(Event::Replaced { notice: &n });
@@ -107,7 +107,7 @@ fn discovery(settings: &Settings) -> Result<(Discovery, u64), ApiError> {
     let formats = settings.formats(&[])?;
     let key = journal_key(settings, &formats);
     let mut report = discover_report(&settings.env, Some(&formats));
-    report.found = crate::archive::with_kept(settings, report.found, Some(&formats));
+    report.found = crate::kept::with_kept(settings, report.found, Some(&formats));
     Ok((report, key))
 }
 
@@ -119,7 +119,7 @@ fn keep(
     full: bool,
     events: &mut dyn FnMut(Event<'_>),
 ) -> Result<(), ApiError> {
-    if let Some(kept) = crate::archive::capture(settings, found, full, &mut |_, _| {})? {
+    if let Some(kept) = crate::kept::capture(settings, found, full, &mut |_, _| {})? {
         events(Event::Archived(&kept));
     }
     Ok(())
@@ -283,19 +283,6 @@ pub fn update(
     };
     keep_journal(&index, &discovered.discovery, discovered.key)?;
     Ok((index, report))
-}
-
-/// Removes the session `arg` names from the archive for good and, when
-/// its file is gone, from the index. Returns the file and whether it is
-/// still on disk (then the next index reads it again).
-pub fn forget(settings: &Settings, arg: &str) -> Result<(std::path::PathBuf, bool), ApiError> {
-    let (path, on_disk) = crate::archive::forget(settings, arg)?;
-    if !on_disk && settings.index_path.is_file() {
-        // The next update sees it neither on disk nor in the archive.
-        let discovered = discover_full(settings)?;
-        update(settings, &discovered, false, &mut |_| {})?;
-    }
-    Ok((path, on_disk))
 }
 
 /// One round of watching: reads what changed since the last round; `None`

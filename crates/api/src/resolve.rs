@@ -33,7 +33,7 @@ fn exists(p: &Path) -> bool {
 /// session wins over longer ones it prefixes; otherwise a prefix matching
 /// several sessions is [`ApiError::Ambiguous`], listing them.
 pub fn resolve(settings: &Settings, arg: &str) -> Result<Found, ApiError> {
-    crate::archive::attach(settings);
+    crate::kept::attach(settings);
     let p = Path::new(arg);
     if exists(p) {
         let format = registry::detect(p)?;
@@ -49,7 +49,7 @@ pub fn resolve(settings: &Settings, arg: &str) -> Result<Found, ApiError> {
         Vec::new()
     } else {
         // The sessions whose files are gone, kept in the archive, too.
-        crate::archive::with_kept(
+        crate::kept::with_kept(
             settings,
             discover_all(&settings.env, Some(&formats)),
             Some(&formats),

@@ -200,7 +200,7 @@ fn forget_removes_a_deleted_session_for_good() {
     index(&s);
     std::fs::remove_file(&a).unwrap();
     index(&s);
-    let (path, on_disk) = agentlog_api::refresh::forget(&s, &A[..8]).unwrap();
+    let (path, on_disk) = agentlog_api::archive::forget(&s, &A[..8]).unwrap();
     assert_eq!((path, on_disk), (a, false));
     let lib = Library::new(s.clone());
     assert_eq!(

@@ -93,6 +93,7 @@ fn new_sessions_and_appends_are_found_without_a_stat_of_every_file() {
     assert_eq!(found(&settings, "betaword"), ["bbbb"]);
     let mut off = settings.clone();
     off.archive = agentlog_api::settings::ArchivePlace::Off;
+    off.index_path = home.path().join("without-archive.sqlite");
     assert!(found(&off, "betaword").is_empty());
 }
 

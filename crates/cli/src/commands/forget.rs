@@ -32,7 +32,7 @@ pub fn cmd_forget(args: Args) -> anyhow::Result<ExitCode> {
         ))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let (path, on_disk) = agentlog_api::refresh::forget(&settings, &args.session)?;
+    let (path, on_disk) = agentlog_api::archive::forget(&settings, &args.session)?;
     out::print(&format!(
         "forgot {}: removed from the archive{}\n",
         path.display(),

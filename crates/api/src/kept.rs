@@ -1,0 +1,145 @@
+//! The archive's part below listing and resolving: attaching it for the
+//! readers, capturing files before the index reads them, and the sessions
+//! whose files are gone (the archive module has the services on top).
+
+use crate::{ApiError, Settings};
+use agentlog_archive::{Archive, CaptureReport};
+use agentlog_formats::discover::Found;
+use agentlog_formats::registry;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Makes the archive of `settings` where readers find the files it keeps
+/// that are gone (see [`agentlog_formats::archived`]). Every entry point
+/// that reads sessions calls it; it is cheap and idempotent.
+pub fn attach(settings: &Settings) {
+    if let Some(dir) = settings.archive_dir() {
+        agentlog_archive::attach(&dir);
+    }
+}
+
+/// Opens the archive of `settings`, creating it; `None` when it is off.
+pub fn open(settings: &Settings) -> Result<Option<Archive>, ApiError> {
+    match settings.archive_dir() {
+        Some(dir) => Ok(Some(Archive::open(&dir)?)),
+        None => Ok(None),
+    }
+}
+
+/// Opens the archive of `settings` when there is one.
+pub fn open_existing(settings: &Settings) -> Result<Option<Archive>, ApiError> {
+    match settings.archive_dir() {
+        Some(dir) => Ok(Archive::open_existing(&dir)?),
+        None => Ok(None),
+    }
+}
+
+/// True for a discovered session that is one regular file (or claims to
+/// be): the archive keeps those. Sessions inside a database
+/// (`store.db#id`) and folders are not captured yet.
+fn capturable(f: &Found) -> bool {
+    if agentlog_formats::member::split_member(&f.path).is_some() {
+        return false;
+    }
+    match std::fs::symlink_metadata(&f.path) {
+        Ok(m) => !m.is_dir(),
+        Err(_) => false,
+    }
+}
+
+/// What keeping the found files did.
+#[derive(Clone, Debug, Default)]
+pub struct Kept {
+    /// The capture's report.
+    pub report: CaptureReport,
+    /// Sessions newly noticed gone, or back.
+    pub noticed: usize,
+}
+
+/// Captures into the archive every file of `found` (session files) whose
+/// state it does not hold, and notes which kept files are gone and which
+/// are back. `None` when the archive is off. `full` says `found` is every
+/// session discovery found (only then are the others noticed gone).
+pub fn capture(
+    settings: &Settings,
+    found: &[Found],
+    full: bool,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Option<Kept>, ApiError> {
+    let Some(mut archive) = open(settings)? else {
+        return Ok(None);
+    };
+    let files: Vec<(PathBuf, String)> = found
+        .iter()
+        .filter(|f| capturable(f))
+        .map(|f| (f.path.clone(), f.format.to_string()))
+        .collect();
+    let report = archive.capture_all(&files, progress)?;
+    let mut noticed = 0;
+    if full {
+        let live: HashSet<&Path> = found
+            .iter()
+            .filter(|f| std::fs::symlink_metadata(&f.path).is_ok())
+            .map(|f| f.path.as_path())
+            .collect();
+        let (mut missing, mut present) = (Vec::new(), Vec::new());
+        for s in archive.sources()? {
+            let on_disk =
+                live.contains(s.path.as_path()) || std::fs::symlink_metadata(&s.path).is_ok();
+            match (on_disk, s.gone_ms.is_some()) {
+                (false, false) => missing.push(s.path),
+                (true, true) => present.push(s.path),
+                _ => {}
+            }
+        }
+        noticed = archive.note_presence(&missing, &present)?;
+    }
+    Ok(Some(Kept { report, noticed }))
+}
+
+/// `found` with the sessions the archive keeps whose files are gone from
+/// disk (of `formats`, all when `None`) added after them.
+pub fn with_kept(
+    settings: &Settings,
+    mut found: Vec<Found>,
+    formats: Option<&[String]>,
+) -> Vec<Found> {
+    attach(settings);
+    let Ok(Some(archive)) = open_existing(settings) else {
+        return found;
+    };
+    let Ok(sources) = archive.sources() else {
+        return found;
+    };
+    let live: HashSet<PathBuf> = found.iter().map(|f| f.path.clone()).collect();
+    for s in sources {
+        if live.contains(&s.path) || std::fs::symlink_metadata(&s.path).is_ok() {
+            continue;
+        }
+        if formats.is_some_and(|fs| !fs.contains(&s.format)) {
+            continue;
+        }
+        if let Some(format) = registry::by_name(&s.format) {
+            found.push(Found {
+                path: s.path,
+                format: format.name(),
+            });
+        }
+    }
+    found
+}
+
+/// The sessions whose files are gone, by path, with when agentlog noticed
+/// (ms since the epoch; `None` when it has not recorded it yet).
+pub fn gone(settings: &Settings) -> HashMap<PathBuf, Option<i64>> {
+    let Ok(Some(archive)) = open_existing(settings) else {
+        return HashMap::new();
+    };
+    archive
+        .sources()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| s.gone_ms.is_some() || std::fs::symlink_metadata(&s.path).is_err())
+        .map(|s| (s.path, s.gone_ms))
+        .collect()
+}
