@@ -42,12 +42,21 @@ fn spawn_reading<T: Send + 'static>(
     (child, std::thread::spawn(move || read(stdout)))
 }
 
+/// When a writer is killed: `delay` after it starts, or after it says it
+/// opened the file (`after_open`), which on a loaded machine may take longer
+/// than any delay a test would pick.
+#[derive(Clone, Copy)]
+struct Kill {
+    delay: Duration,
+    after_open: bool,
+}
+
 fn run_writer(
     path: &Path,
     run: u64,
     policy: &str,
     tear: Option<u64>,
-    kill_after: Option<Duration>,
+    kill_after: Option<Kill>,
 ) -> Said {
     let mut cmd = Command::new(WRITER);
     cmd.arg(path)
@@ -56,14 +65,16 @@ fn run_writer(
     if let Some(t) = tear {
         cmd.args(["--tear", &t.to_string()]);
     }
-    let (mut child, reader) = spawn_reading(&mut cmd, |stdout| {
+    let (opened_tx, opened_rx) = std::sync::mpsc::channel::<()>();
+    let (mut child, reader) = spawn_reading(&mut cmd, move |stdout| {
         let mut said = Said::default();
         for line in stdout.lines() {
             let Ok(line) = line else { break };
             let mut parts = line.split(' ');
             match (parts.next(), parts.next(), parts.next()) {
                 (Some("open"), Some(t), Some(n)) => {
-                    said.opened = Some((t.parse().unwrap(), n == "true"))
+                    said.opened = Some((t.parse().unwrap(), n == "true"));
+                    let _ = opened_tx.send(());
                 }
                 (Some("ack"), Some(id), None) => said.acked.push(id.to_string()),
                 (Some("tear"), Some(n), None) => said.tear = Some(n.parse().unwrap()),
@@ -73,8 +84,12 @@ fn run_writer(
         }
         said
     });
-    if let Some(d) = kill_after {
-        std::thread::sleep(d);
+    if let Some(k) = kill_after {
+        if k.after_open {
+            // Returns at the line, or when the writer ended without it.
+            let _ = opened_rx.recv();
+        }
+        std::thread::sleep(k.delay);
         // SIGKILL; the writer may have aborted already (a tear).
         let _ = child.kill();
     }
@@ -143,8 +158,14 @@ fn crash_loop(policy: &str, runs: u64, max_delay_ms: u64) {
     let mut stats: BTreeMap<&str, u64> = BTreeMap::new();
     for run in 0..runs {
         let tear = rng.gen_ratio(1, 8).then(|| rng.gen_range(0..4));
-        let delay = Duration::from_micros(rng.gen_range(0..max_delay_ms * 1000));
-        let said = run_writer(&path, run, policy, tear, Some(delay));
+        // Most kills come a while after the writer opened the file, so they
+        // land among its appends however slow its start; some come a while
+        // after its start, before or during the open.
+        let kill = Kill {
+            delay: Duration::from_micros(rng.gen_range(0..max_delay_ms * 1000)),
+            after_open: !rng.gen_ratio(1, 8),
+        };
+        let said = run_writer(&path, run, policy, tear, Some(kill));
         if said.opened.is_none() {
             *stats.entry("killed before the file was open").or_default() += 1;
         }
@@ -181,7 +202,16 @@ fn crash_loop(policy: &str, runs: u64, max_delay_ms: u64) {
         acked_total += said.acked.len();
     }
     // A last, clean run: the file is still fully usable.
-    let said = run_writer(&path, runs, policy, None, Some(Duration::from_millis(20)));
+    let said = run_writer(
+        &path,
+        runs,
+        policy,
+        None,
+        Some(Kill {
+            delay: Duration::from_millis(20),
+            after_open: true,
+        }),
+    );
     assert!(said.opened.is_some());
     let (w, _) = AppendWriter::open(&path, AppendOptions::default()).unwrap();
     drop(w);
