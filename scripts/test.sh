@@ -13,7 +13,25 @@ fi
 # Tools the tests use that a fresh machine may lack (installed once).
 bash scripts/setup-test-deps.sh
 
-cargo fmt --all -- --check
-cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo test --workspace --all-targets --locked
-cargo test --workspace --doc --locked
+# Every step runs even when an earlier one fails, so one run reports every
+# failure; the script exits non-zero when any step failed.
+failed=()
+step() {
+  if ! "$@"; then
+    failed+=("$*")
+  fi
+}
+step cargo fmt --all -- --check
+step cargo clippy --workspace --all-targets --locked -- -D warnings
+step cargo test --workspace --all-targets --locked --no-fail-fast
+step cargo test --workspace --doc --locked --no-fail-fast
+
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo >&2
+  echo "error: ${#failed[@]} step(s) failed:" >&2
+  for f in "${failed[@]}"; do
+    echo "  $f" >&2
+  done
+  exit 1
+fi
+echo "all checks and tests passed"

@@ -212,6 +212,9 @@ pub fn scrub(path: &Path, from: Option<&str>, dry_run: bool) -> Result<Scrubbed,
                 .into(),
         )
     };
+    // Replacing a link with a clean file would leave the secrets in the
+    // file it points to, and say they are gone.
+    refuse_link(path)?;
     let format = match from {
         Some(name) => crate::resolve::format_named(name)?,
         None if path.is_dir() => registry::detect(path).map_err(|_| not_a_session())?,
@@ -269,6 +272,7 @@ pub fn scrub(path: &Path, from: Option<&str>, dry_run: bool) -> Result<Scrubbed,
     // What each output would become, before anything is written.
     let mut planned = Vec::new();
     for f in outputs {
+        refuse_link(&f)?;
         let Ok(original) = std::fs::read(&f) else {
             continue;
         };
@@ -447,10 +451,32 @@ fn session_files(
             out.extend(session_files(format, &p, &r)?);
         } else if t.is_file() && format.is_session_file(&r) {
             out.push((r, agentlog_formats::input::read_file(&p)?));
+        } else if t.is_symlink() && format.is_session_file(&r) {
+            refuse_link(&p)?;
         }
     }
     out.sort();
     Ok(out)
+}
+
+/// Refuses a `path` that is a symbolic link: scrub replaces a file, and a
+/// link replaced by a clean file leaves the secrets where it pointed.
+fn refuse_link(path: &Path) -> Result<(), ApiError> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    if !meta.file_type().is_symlink() {
+        return Ok(());
+    }
+    let target = std::fs::read_link(path)
+        .map(|t| format!(" to {}", t.display()))
+        .unwrap_or_default();
+    Err(ApiError::io(
+        path,
+        std::io::Error::other(format!(
+            "is a symbolic link{target}; scrub replaces files and would leave the secrets in the file the link points to: scrub that file itself; nothing changed"
+        )),
+    ))
 }
 
 fn redact_error(e: agentlog_redact::RedactError) -> ApiError {

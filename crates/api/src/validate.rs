@@ -72,6 +72,19 @@ pub fn validate(settings: &Settings, params: &ValidateParams) -> Result<Vec<File
     let mut reports = Vec::new();
     for arg in &params.sessions {
         match expand_dir(settings, arg, from) {
+            // A folder with nothing to check fails, saying so: an empty
+            // report would read as "all good".
+            Some(files) if files.is_empty() => reports.push(FileReport {
+                diagnostics: vec![Diagnostic::error(
+                    Path::new(arg),
+                    None,
+                    "no-sessions",
+                    "the folder holds no session file of any known format",
+                )],
+                path: arg.to_string(),
+                format: None,
+                ok: false,
+            }),
             Some(files) => reports.extend(
                 files
                     .iter()

@@ -156,6 +156,11 @@ fn hint(err: &anyhow::Error) -> Option<&'static str> {
         if let Some(e) = c.downcast_ref::<StoreError>() {
             return store(e);
         }
+        if let Some(agentlog_postgres::PgError::MachineTaken { .. }) = c.downcast_ref() {
+            return Some(
+                "push with --machine NAME under a name of this machine's own, or have the database owner run `agentlog db grant ROLE --push --machine NAME`",
+            );
+        }
         None
     })
 }

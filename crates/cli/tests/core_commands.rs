@@ -80,6 +80,61 @@ fn export_markdown_to_a_file() {
 }
 
 #[test]
+fn export_and_convert_with_dash_output_write_to_standard_output() {
+    let (env, p) = env_with_session();
+    let to_file = env.run(&["export", &p, "--to", "markdown"]);
+    assert_eq!(to_file.status, 0, "{}", to_file.stderr);
+    for args in [
+        vec!["export", &p, "--to", "markdown", "-o", "-"],
+        vec!["export", &p, "--to", "html", "-o", "-"],
+        vec!["convert", &p, "--to", "json", "-o", "-"],
+    ] {
+        let r = env.run(&args);
+        assert_eq!(r.status, 0, "{args:?}: {}", r.stderr);
+        assert!(
+            !env.home().join("-").exists(),
+            "{args:?} wrote a file named '-'"
+        );
+        assert!(
+            r.stdout.contains("list the files"),
+            "{args:?}: {}",
+            r.stdout
+        );
+    }
+    let md = env.run(&["export", &p, "--to", "markdown", "-o", "-"]);
+    assert_eq!(md.stdout, to_file.stdout);
+    // `./-` still names a file.
+    let r = env.run(&["export", &p, "--to", "markdown", "-o", "./-"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(env.home().join("-")).unwrap(),
+        to_file.stdout
+    );
+}
+
+#[test]
+fn validate_of_a_folder_without_sessions_says_so_and_fails() {
+    let env = TestEnv::new();
+    let empty = env.home().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    env.write("notes/readme.txt", b"not a session\n");
+    for dir in [empty, env.home().join("notes")] {
+        let d = dir.display().to_string();
+        let r = env.run(&["validate", &d]);
+        assert_eq!(r.status, 1, "{d}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains(&d) && r.stdout.contains("holds no session file"),
+            "{d}: {}",
+            r.stdout
+        );
+        let j = env.run(&["validate", &d, "--json"]);
+        assert_eq!(j.status, 1);
+        let v: serde_json::Value = serde_json::from_str(&j.stdout).unwrap();
+        assert_eq!(v[0]["ok"], false, "{v}");
+    }
+}
+
+#[test]
 fn export_to_an_unknown_target_names_the_known_ones() {
     let (env, p) = env_with_session();
     let r = env.run(&["export", &p, "--to", "yaml"]);
@@ -318,6 +373,54 @@ fn doctor_summarizes_repeated_warnings_and_counts_files_one_way() {
         fixed.stdout
     );
     assert!(fixed.stdout.contains("1 repaired"), "{}", fixed.stdout);
+}
+
+#[test]
+fn seed_specstory_ls_lists_a_projects_transcripts_newest_first() {
+    let env = TestEnv::new();
+    let hist = env.home().join("proj/.specstory/history");
+    std::fs::create_dir_all(&hist).unwrap();
+    let src = common::fixtures().join("seeds/specstory");
+    for name in [
+        "2026-05-20_09-00-00Z-list-the-workspace.md",
+        "2026-05-23_09-00-00Z-run-the-linter.md",
+        "2026-05-21_09-00-00Z-show-git-status.md",
+    ] {
+        std::fs::copy(src.join(name), hist.join(name)).unwrap();
+    }
+    std::fs::write(hist.join("broken.md"), b"not a transcript").unwrap();
+    let proj = env.home().join("proj").display().to_string();
+    let ls = env.run(&["seed", "specstory", "ls", "--dir", &proj]);
+    assert_eq!(ls.status, 0, "{}", ls.stderr);
+    let lines: Vec<&str> = ls.stdout.lines().collect();
+    assert!(lines[0].starts_with("created "), "a header: {}", ls.stdout);
+    assert_eq!(lines.len(), 4, "{}", ls.stdout);
+    assert!(
+        lines[1].starts_with("2026-05-23") && lines[3].starts_with("2026-05-20"),
+        "newest first:\n{}",
+        ls.stdout
+    );
+    assert!(
+        ls.stderr.contains("broken.md") && ls.stderr.contains("skipped"),
+        "{}",
+        ls.stderr
+    );
+    let json = env.run(&["seed", "specstory", "ls", "--dir", &proj, "--json"]);
+    assert_eq!(json.status, 0, "{}", json.stderr);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 3, "{v}");
+    assert!(v[0]["exchanges"].as_u64().unwrap() > 0, "{v}");
+    // The current directory by default; a project without SpecStory is empty.
+    let mut c = env.command(&["seed", "specstory", "ls"]);
+    let out = c.current_dir(env.home().join("proj")).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), ls.stdout);
+    let none = env.run(&["seed", "specstory", "ls"]);
+    assert_eq!(none.status, 0, "{}", none.stderr);
+    assert!(
+        none.stderr.contains("no SpecStory sessions"),
+        "{}",
+        none.stderr
+    );
 }
 
 #[test]

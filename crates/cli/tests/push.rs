@@ -370,3 +370,100 @@ fn push_redacts_secrets_unless_told_not_to() {
     let text = String::from_utf8_lossy(&all);
     assert!(planted.iter().any(|p| text.contains(&p.secret)));
 }
+
+/// A file that cannot be sent (here one that is not UTF-8, which redaction
+/// refuses) makes the push fail: exit 1, the file and the reason named,
+/// and the count; the other files are sent. Sent as it is, it goes through.
+#[test]
+fn push_fails_when_a_file_is_not_sent() {
+    let Some(pg) = Throwaway::for_test("push_fails_when_a_file_is_not_sent") else {
+        return;
+    };
+    let url = pg.database("skipped").unwrap();
+    let env = TestEnv::new();
+    agentlog_bench::gen::generate(env.home(), 300_000, 7).unwrap();
+    let found = discover_all(&DiscoverEnv::with_home(env.home()), None);
+    let hostile = found.iter().find(|f| f.format == "claude").unwrap();
+    let mut bytes = std::fs::read(&hostile.path).unwrap();
+    bytes.extend_from_slice(b"{\"type\":\"user\",\"bad\":\"\xff\xfe\"}\n");
+    std::fs::write(&hostile.path, &bytes).unwrap();
+    let r = env.run(&["push", "--db", &url]);
+    assert_eq!(r.status, 1, "{}{}", r.stdout, r.stderr);
+    let name = hostile.path.to_string_lossy();
+    assert!(
+        r.stderr.contains(&*name) && r.stderr.contains("cannot be redacted"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains(&format!("1 of {} files not pushed", found.len())),
+        "{}",
+        r.stderr
+    );
+    let db = PgIndex::connect(&url, false).unwrap();
+    assert_eq!(
+        db.sessions(&ListParams::default()).unwrap().len(),
+        found.len() - 1
+    );
+    // The JSON report fails the same way.
+    let r = env.run(&["push", "--db", &url, "--json"]);
+    assert_eq!(r.status, 1, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["report"]["skipped"].as_array().unwrap().len(), 1, "{v}");
+    let r = env.run(&["push", "--db", &url, "--no-redact"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+}
+
+/// A machine name the owner bound to one role (`db grant --machine`) is
+/// refused to another: the push fails loudly, says what to do, and sends
+/// nothing.
+#[test]
+fn push_under_another_roles_machine_name_fails() {
+    let Some(pg) = Throwaway::for_test("push_under_another_roles_machine_name_fails") else {
+        return;
+    };
+    let url = pg.database("names").unwrap();
+    let env = TestEnv::new();
+    agentlog_bench::gen::generate(env.home(), 200_000, 9).unwrap();
+    let grant = |role: &str, extra: &[&str]| {
+        let mut args = vec!["db", "grant", role, "--push", "--db", url.as_str()];
+        args.extend_from_slice(extra);
+        let mut child = env
+            .command(&args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        writeln!(child.stdin.take().unwrap(), "pw-{role}").unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    grant("laptop_a", &[]);
+    let said = grant("laptop_b", &["--machine", "build-box"]);
+    assert!(
+        said.contains("machine name build-box is laptop_b's"),
+        "{said}"
+    );
+    let as_a = pg.url_for("names", Some(("laptop_a", "pw-laptop_a")));
+    let r = env.run(&["push", "--db", &as_a, "--machine", "build-box"]);
+    assert_eq!(r.status, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("\"build-box\" belongs to another role")
+            && r.stderr.contains("hint:")
+            && !r.stderr.contains("laptop_b"),
+        "{}",
+        r.stderr
+    );
+    let db = PgIndex::connect(&url, false).unwrap();
+    assert!(db.sessions(&ListParams::default()).unwrap().is_empty());
+    let r = env.run(&["push", "--db", &as_a, "--machine", "laptop-a"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+}

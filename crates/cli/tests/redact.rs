@@ -260,6 +260,42 @@ fn scrub_refuses_a_binary_database_and_a_directory() {
     assert!(r.stderr.contains("not a session file"), "{}", r.stderr);
 }
 
+#[cfg(unix)]
+#[test]
+fn scrub_refuses_a_session_file_that_is_a_symbolic_link() {
+    let env = TestEnv::new();
+    let target = planted_file(&env);
+    let original = std::fs::read(&target).unwrap();
+    let link = env.home().join("sessions/link.json");
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    for extra in [&[][..], &["--dry-run"], &["--json"]] {
+        let mut args = vec!["scrub", link.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let r = env.run(&args);
+        assert_ne!(r.status, 0, "{extra:?}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains(link.to_str().unwrap()) && r.stderr.contains("symbolic link"),
+            "{extra:?}: {}",
+            r.stderr
+        );
+        assert!(!r.stdout.contains("scrubbed"), "{extra:?}: {}", r.stdout);
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "the link was replaced"
+        );
+        assert_eq!(std::fs::read(&target).unwrap(), original);
+    }
+    // No backup or temp file beside the link.
+    assert_eq!(
+        std::fs::read_dir(link.parent().unwrap()).unwrap().count(),
+        1
+    );
+}
+
 #[test]
 fn scrub_rewrites_an_openhands_conversations_own_files_keeping_a_backup() {
     let env = TestEnv::new();

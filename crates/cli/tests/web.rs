@@ -277,6 +277,66 @@ fn serve_redacts_when_asked_and_sends_a_strict_policy() {
 }
 
 #[test]
+fn every_answer_of_serve_carries_the_security_headers() {
+    let env = TestEnv::new();
+    plant(&env);
+    let server = start(&env, &[]);
+    let host = format!("127.0.0.1:{}", server.port);
+    for (path, status) in [
+        ("/", "200"),
+        // The framework's own answers: an unknown route, a query it cannot
+        // extract.
+        ("/no/such/route", "404"),
+        ("/session?from=not-a-number", "400"),
+        ("/assets/app.css", "200"),
+    ] {
+        let (head, _) = get(server.port, path, &host, None);
+        assert!(
+            head.starts_with(&format!("HTTP/1.1 {status}")),
+            "{path}: {head}"
+        );
+        let lower = head.to_ascii_lowercase();
+        for wanted in [
+            "content-security-policy: default-src 'none'",
+            "x-content-type-options: nosniff",
+            "x-frame-options: deny",
+            "referrer-policy: no-referrer",
+        ] {
+            assert!(lower.contains(wanted), "{path}: no {wanted:?} in\n{head}");
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn serve_does_not_follow_a_session_path_swapped_for_a_link_after_indexing() {
+    let env = TestEnv::new();
+    let path = place_one_prompt(&env, "swap-1", "/work/a", "the indexed words");
+    // A file outside every session folder, in a format serve reads.
+    let outside = place_one_prompt(&env, "outside-1", "/work/b", "outside-secret-words");
+    let kept = env.home().join("kept-outside.jsonl");
+    std::fs::rename(&outside, &kept).unwrap();
+    let server = start(&env, &[]);
+    let host = format!("127.0.0.1:{}", server.port);
+    let page = format!("/session?p={}", enc(path.to_str().unwrap()));
+    let entries = format!("/entries?p={}", enc(path.to_str().unwrap()));
+    let (head, body) = get(server.port, &page, &host, None);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(body.contains("the indexed words"));
+    std::fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink(&kept, &path).unwrap();
+    for p in [&page, &entries] {
+        let (head, body) = get(server.port, p, &host, None);
+        assert!(head.starts_with("HTTP/1.1 404"), "{p}: {head}\n{body}");
+        assert!(
+            !body.contains("outside-secret-words"),
+            "{p} shows the link's target"
+        );
+        assert!(body.contains("symbolic link"), "{p}: {body}");
+    }
+}
+
+#[test]
 fn serve_with_a_token_refuses_requests_without_it() {
     let env = TestEnv::new();
     plant(&env);

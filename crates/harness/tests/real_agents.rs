@@ -26,6 +26,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// One generated session.
 struct Generated {
@@ -591,9 +592,19 @@ fn panic_text(e: &Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "panic".to_owned())
 }
 
+/// How long acpx waits for Gemini CLI to answer ACP `initialize` (acpx's
+/// own default, 15 s, is less than a Node CLI's start takes on a loaded
+/// 2-core machine).
+const GEMINI_ACP_STARTUP: Duration = Duration::from_secs(150);
+
+/// How long acpx waits for the agent's answer to one request (its
+/// `--timeout`; without it acpx waits forever). Below the harness's own
+/// limit, so acpx reports a stall itself, naming what it waited for.
+const ACPX_AGENT_TIMEOUT: Duration = Duration::from_secs(200);
+
 /// Runs the real acpx (on Node 22) in the Gemini CLI sandbox `sandbox`:
 /// acpx starts `gemini --acp`, which finds the mock through the sandbox's
-/// environment.
+/// environment. A failure says which of the two stalled and why.
 fn acpx(sandbox: &Sandbox, args: &[&str], stdin: Option<&str>) -> String {
     let dirs: Vec<PathBuf> = ["node22", "gemini"]
         .iter()
@@ -610,17 +621,57 @@ fn acpx(sandbox: &Sandbox, args: &[&str], stdin: Option<&str>) -> String {
                 .into_owned();
         }
     }
+    env.push((
+        "ACPX_GEMINI_ACP_STARTUP_TIMEOUT_MS".into(),
+        GEMINI_ACP_STARTUP.as_millis().to_string(),
+    ));
     let mut cmd = std::process::Command::new(cli("acpx"));
-    cmd.arg("--approve-all").args(args);
+    cmd.arg("--approve-all")
+        .args(["--timeout", &ACPX_AGENT_TIMEOUT.as_secs().to_string()])
+        .args(args);
+    if let Some(text) = stdin {
+        let input = sandbox.project.join(".acpx-prompt");
+        std::fs::write(&input, text).unwrap();
+        cmd.args(["-f", &input.display().to_string()]);
+    }
     let what = format!("acpx {args:?}");
-    match stdin {
-        None => run_cmd(cmd, &sandbox.project, &env, &what),
-        Some(text) => {
-            let input = sandbox.project.join(".acpx-prompt");
-            std::fs::write(&input, text).unwrap();
-            cmd.args(["-f", &input.display().to_string()]);
-            run_cmd(cmd, &sandbox.project, &env, &what)
-        }
+    match run_cmd_outcome(cmd, &sandbox.project, &env, &what) {
+        Outcome::Success(stdout) => stdout,
+        Outcome::Failed {
+            status,
+            stdout,
+            stderr,
+        } => panic!(
+            "{what} failed ({status}): {}\n(load average {})\nstdout:\n{stdout}\nstderr:\n{stderr}",
+            acpx_diagnosis(status.code(), &stderr),
+            load_average()
+        ),
+        Outcome::Stalled { stdout, stderr } => panic!(
+            "{what} stalled: acpx itself did not exit in {:?} (its own limits are {:?} for Gemini CLI's start and {:?} per request), so acpx, not Gemini CLI, hung\n(load average {})\nstdout:\n{stdout}\nstderr:\n{stderr}",
+            COMMAND_LIMIT,
+            GEMINI_ACP_STARTUP,
+            ACPX_AGENT_TIMEOUT,
+            load_average()
+        ),
+    }
+}
+
+/// Which agent stalled, and why, from acpx's exit code and its error.
+fn acpx_diagnosis(code: Option<i32>, stderr: &str) -> String {
+    if stderr.contains("startup timed out before initialize") {
+        format!(
+            "Gemini CLI stalled: started by acpx as `gemini --acp`, it did not answer ACP initialize within {:?}",
+            GEMINI_ACP_STARTUP
+        )
+    } else if code == Some(3) {
+        format!(
+            "Gemini CLI stalled: it did not answer an acpx request within acpx's --timeout of {:?}",
+            ACPX_AGENT_TIMEOUT
+        )
+    } else if code == Some(4) {
+        "acpx found no session for the request".to_owned()
+    } else {
+        "acpx or Gemini CLI failed (see acpx's error below)".to_owned()
     }
 }
 

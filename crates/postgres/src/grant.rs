@@ -12,6 +12,10 @@
 //! CREATE ROLE laptop1 LOGIN PASSWORD '…' IN ROLE agentlog_pusher;
 //! CREATE ROLE dashboard LOGIN PASSWORD '…' IN ROLE agentlog_reader;
 //! ```
+//!
+//! A machine name belongs to the role that first pushed under it;
+//! [`PgIndex::bind_machine`] gives a name to a role (before its first
+//! push, or taking it back from a role that took it).
 
 use crate::{PgError, PgIndex};
 
@@ -74,5 +78,69 @@ impl PgIndex {
         }
         tx.commit()
             .map_err(|e| PgError::sql(&self.url, "committing", &e))
+    }
+
+    /// Binds the machine name `machine` to the push role `role`: only it
+    /// may push under the name from now on. Rows another role pushed under
+    /// the name are removed (readers would take them for that machine's);
+    /// returns how many files those were. Needs the database owner.
+    pub fn bind_machine(&self, machine: &str, role: &str) -> Result<u64, PgError> {
+        let url = self.url.clone();
+        let err = |what: &str, e: &postgres::Error| {
+            PgError::sql(
+                &url,
+                &format!("binding machine {machine:?} to {role}: {what}"),
+                e,
+            )
+        };
+        let mut conn = self.db()?;
+        let mut tx = conn
+            .transaction()
+            .map_err(|e| err("starting the transaction", &e))?;
+        let is_role: bool = tx
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)",
+                &[&role],
+            )
+            .map_err(|e| err("looking up the role", &e))?
+            .get(0);
+        if !is_role {
+            return Err(PgError::Data {
+                url: self.url.clone(),
+                message: format!("no role {role:?} (create it first)"),
+            });
+        }
+        tx.execute(
+            "INSERT INTO machines(name, owner) VALUES ($1, $2)
+             ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, claimed_at = now()",
+            &[&machine, &role],
+        )
+        .map_err(|e| err("recording the name", &e))?;
+        // The responses whose first row may change once the rows go.
+        let responses: Vec<String> = tx
+            .query_one(
+                "SELECT coalesce(array_agg(DISTINCT u.response_id), '{}') FROM usage u
+                 JOIN files f ON f.id = u.session
+                 WHERE f.machine = $1 AND f.owner <> $2 AND u.response_id IS NOT NULL",
+                &[&machine, &role],
+            )
+            .map_err(|e| err("reading the responses of the rows to remove", &e))?
+            .get(0);
+        if !responses.is_empty() {
+            tx.execute("SELECT agentlog_lock_responses($1)", &[&responses])
+                .map_err(|e| err("waiting for their responses", &e))?;
+        }
+        let removed = tx
+            .execute(
+                "DELETE FROM files WHERE machine = $1 AND owner <> $2",
+                &[&machine, &role],
+            )
+            .map_err(|e| err("removing another role's rows", &e))?;
+        if !responses.is_empty() {
+            tx.execute("SELECT agentlog_recount($1)", &[&responses])
+                .map_err(|e| err("recounting their responses", &e))?;
+        }
+        tx.commit().map_err(|e| err("committing", &e))?;
+        Ok(removed)
     }
 }

@@ -98,6 +98,15 @@ pub enum PgError {
         /// Why.
         message: String,
     },
+    /// The machine name belongs to another role on the server: nothing was
+    /// pushed.
+    #[error("{url}: the machine name {machine:?} belongs to another role on this server; nothing was pushed (push under this machine's own name, or have the database owner bind the name to this role)")]
+    MachineTaken {
+        /// The URL, without its password.
+        url: String,
+        /// The machine name.
+        machine: String,
+    },
     /// A statement failed (or the connection was lost during one).
     #[error("{url}: {context}: {message}")]
     Sql {

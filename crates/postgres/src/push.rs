@@ -161,6 +161,7 @@ impl PgIndex {
         opts: &PushOptions,
         progress: &mut dyn FnMut(&PushProgress),
     ) -> Result<PushReport, PgError> {
+        self.claim_machine(&opts.machine)?;
         let server = self.server_files(&opts.machine)?;
         let mut report = PushReport {
             files: found.len(),
@@ -288,6 +289,35 @@ impl PgIndex {
                 .map_err(|e| self.err("updating the server's statistics", &e))?;
         }
         Ok(report)
+    }
+
+    /// Claims the machine name for this role when no role has it, and
+    /// fails when another has: rows may be pushed only under a name of the
+    /// role's own (the server refuses others), and a push that could send
+    /// nothing must not look like one that had nothing to send. Whose the
+    /// name is stays unsaid (a pusher sees only its own names).
+    fn claim_machine(&self, machine: &str) -> Result<(), PgError> {
+        let mut db = self.db()?;
+        db.execute(
+            "INSERT INTO machines(name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
+            &[&machine],
+        )
+        .map_err(|e| self.err("claiming the machine name", &e))?;
+        let mine: bool = db
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM machines WHERE name = $1 AND owner = current_user)",
+                &[&machine],
+            )
+            .map_err(|e| self.err("looking up the machine name", &e))?
+            .get(0);
+        if mine {
+            Ok(())
+        } else {
+            Err(PgError::MachineTaken {
+                url: self.url.clone(),
+                machine: machine.to_string(),
+            })
+        }
     }
 
     fn server_files(

@@ -11,13 +11,17 @@ use crate::{describe, PgError};
 use refinery_core::Migration;
 
 /// The schema version this agentlog writes and reads.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Key of the advisory lock held while migrating.
 const MIGRATE_LOCK: i64 = 0x6167_656e_746c_6f67; // "agentlog"
 
 /// The migrations, oldest first.
-const MIGRATIONS: &[(&str, &str)] = &[("V1__sessions", V1), ("V2__search_and_counted", V2)];
+const MIGRATIONS: &[(&str, &str)] = &[
+    ("V1__sessions", V1),
+    ("V2__search_and_counted", V2),
+    ("V3__machine_owners", V3),
+];
 
 /// Tables: `files` is what was pushed of each session file (one row per
 /// machine and path: bytes pushed, hashes to see a rewrite), `chunks` the
@@ -247,6 +251,43 @@ REVOKE ALL ON FUNCTION agentlog_recount(text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION agentlog_recount(text[]) TO agentlog_pusher;
 ";
 
+/// Machine names belong to roles.
+///
+/// `machines` holds each machine name and the role it belongs to: the role
+/// that first pushed under it (a push claims its name before sending
+/// anything), or the one the database owner bound it to
+/// ([`crate::PgIndex::bind_machine`]). A pusher may add rows to `files`
+/// and `sessions` only under a name of its own, so one role can neither
+/// pass its sessions off as another machine's nor take a machine's paths
+/// before it pushes them. A pusher sees only its own names: a claim of a
+/// name that is taken fails without saying whose it is. The names in use
+/// before go to the role that pushed under them first.
+const V3: &str = "
+CREATE TABLE machines(
+  name text PRIMARY KEY,
+  owner name NOT NULL DEFAULT current_user,
+  claimed_at timestamptz NOT NULL DEFAULT now()
+);
+INSERT INTO machines(name, owner)
+  SELECT DISTINCT ON (machine) machine, owner FROM files ORDER BY machine, id;
+GRANT SELECT, INSERT ON machines TO agentlog_pusher;
+GRANT SELECT ON machines TO agentlog_reader;
+ALTER TABLE machines ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_names ON machines TO agentlog_pusher
+  USING (owner = current_user) WITH CHECK (owner = current_user);
+CREATE POLICY read_all ON machines FOR SELECT TO agentlog_reader USING (true);
+DROP POLICY own_rows ON files;
+CREATE POLICY own_rows ON files TO agentlog_pusher
+  USING (owner = current_user)
+  WITH CHECK (owner = current_user AND EXISTS (
+    SELECT 1 FROM machines m WHERE m.name = files.machine AND m.owner = current_user));
+DROP POLICY own_rows ON sessions;
+CREATE POLICY own_rows ON sessions TO agentlog_pusher
+  USING (owner = current_user)
+  WITH CHECK (owner = current_user AND EXISTS (
+    SELECT 1 FROM machines m WHERE m.name = sessions.machine AND m.owner = current_user));
+";
+
 /// Returns the schema version recorded on the server (0 when none).
 pub fn server_version(client: &mut postgres::Client, url: &str) -> Result<u32, PgError> {
     // One round trip: a server without the table has no schema yet.
@@ -382,7 +423,7 @@ mod tests {
                     (2, 'e4', NULL, 'm', 'r2', 9, 1, 0, 0, 0);",
         )
         .unwrap();
-        assert_eq!(ensure(&mut c, &url, true).unwrap(), vec![2]);
+        assert_eq!(ensure(&mut c, &url, true).unwrap(), vec![2, 3]);
         let words: Vec<(String, i64)> = c
             .query(
                 "SELECT w.words::text, w.session FROM doc_words w JOIN docs d ON d.id = w.id

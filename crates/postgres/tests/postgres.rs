@@ -343,6 +343,89 @@ fn roles(pg: &Throwaway) {
         admin.sessions(&ListParams::default()).unwrap().len(),
         a.len() + b.len()
     );
+    machine_names(pg, &admin, &b, dir.path());
+}
+
+/// A machine name belongs to the role that first pushed under it (or that
+/// the owner bound it to): another role's push under it fails before
+/// sending anything, the server refuses its rows whether or not the path
+/// is taken (so it learns nothing of the other's files), and binding the
+/// name gives it back, without the impostor's rows.
+fn machine_names(pg: &Throwaway, admin: &PgIndex, b: &[Found], dir: &Path) {
+    let url_a = pg.url_for("roles", Some(("laptop_a", "pw-a")));
+    let url_b = pg.url_for("roles", Some(("laptop_b", "pw-b")));
+    let pa = PgIndex::connect(&url_a, false).unwrap();
+    let pb = PgIndex::connect(&url_b, false).unwrap();
+    let count = |machine: &str| -> usize {
+        admin
+            .machines()
+            .unwrap()
+            .into_iter()
+            .find(|(m, _)| m == machine)
+            .map_or(0, |(_, n)| n as usize)
+    };
+    // a pushing under b's name, with b's own paths: refused, nothing sent.
+    let e = pa.push(b, &opts("b"), &mut |_| {}).unwrap_err();
+    assert!(
+        matches!(&e, PgError::MachineTaken { machine, .. } if machine == "b"),
+        "{e}"
+    );
+    assert!(!e.to_string().contains("laptop_b"), "says whose it is: {e}");
+    assert_eq!(count("b"), b.len());
+    // Nor by hand: a row under b's name is refused whether b has the path
+    // or not, the same way.
+    let mut raw = postgres::Client::connect(&url_a, postgres::NoTls).unwrap();
+    let taken = b[0].path.to_string_lossy().into_owned();
+    let mut messages = Vec::new();
+    for path in [taken.as_str(), "/no/such/path"] {
+        for conflict in ["", " ON CONFLICT (machine, path) DO NOTHING"] {
+            let e = raw
+                .execute(
+                    &format!(
+                        "INSERT INTO files(machine, username, path, format, size, mtime_ns, lines,
+                           head_hash, tail_hash) VALUES ('b', 'x', $1, 'x', 0, 0, 0, 0, 0){conflict}"
+                    ),
+                    &[&path],
+                )
+                .unwrap_err();
+            messages.push(e.as_db_error().unwrap().message().to_string());
+        }
+    }
+    assert!(
+        messages
+            .iter()
+            .all(|m| m == &messages[0] && m.contains("row-level security")),
+        "{messages:?}"
+    );
+    // Claiming b's name by hand changes nothing and shows nothing.
+    raw.execute(
+        "INSERT INTO machines(name) VALUES ('b') ON CONFLICT (name) DO NOTHING",
+        &[],
+    )
+    .unwrap();
+    let seen: i64 = raw
+        .query_one("SELECT count(*) FROM machines WHERE name = 'b'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(seen, 0);
+    // a takes the name "c" first; b's pushes under it then fail loudly
+    // (they sent 0 files with success before).
+    let c_files = home(&dir.join("c"), 200_000, 3);
+    pa.push(&c_files, &opts("c"), &mut |_| {}).unwrap();
+    let e = pb.push(&c_files, &opts("c"), &mut |_| {}).unwrap_err();
+    assert!(matches!(e, PgError::MachineTaken { .. }), "{e}");
+    // The owner binds "c" to b: a's rows under it go, b pushes under it.
+    let removed = admin.bind_machine("c", "laptop_b").unwrap();
+    assert_eq!(removed as usize, c_files.len());
+    assert_eq!(count("c"), 0);
+    let r = pb.push(&c_files, &opts("c"), &mut |_| {}).unwrap();
+    assert!(r.skipped.is_empty(), "{r:?}");
+    assert_eq!(r.sent_whole + r.appended, c_files.len());
+    assert_eq!(count("c"), c_files.len());
+    let e = pa.push(&c_files, &opts("c"), &mut |_| {}).unwrap_err();
+    assert!(matches!(e, PgError::MachineTaken { .. }), "{e}");
+    // Binding needs a role that exists.
+    assert!(admin.bind_machine("d", "no_such_role").is_err());
 }
 
 /// Writes `files` Claude Code sessions under `dir`, file `i` holding the

@@ -467,8 +467,34 @@ impl Rules {
             .any(|r| r.is_match(secret))
     }
 
-    /// Returns the secrets in `text`, in order, none overlapping.
+    /// Returns the secrets in `text`, in order, none overlapping: those the
+    /// rules match in the text as it is, and those they match once it is
+    /// normalized ([`normalized`]: compatibility forms such as fullwidth
+    /// letters folded, invisible characters dropped, `%XX` decoded), each
+    /// as the span of the text that spells it.
     pub fn find(&self, text: &str) -> Vec<Hit> {
+        let mut hits = self.find_as_is(text);
+        if let Some(n) = normalized(text) {
+            let before = hits.len();
+            for h in self.find_as_is(&n.text) {
+                let (start, end) = (n.origin[h.start].0, n.origin[h.end - 1].1);
+                if !hits.iter().any(|x| x.start < end && start < x.end) {
+                    hits.push(Hit {
+                        start,
+                        end,
+                        rule: h.rule,
+                    });
+                }
+            }
+            if hits.len() > before {
+                hits.sort_by_key(|h| h.start);
+            }
+        }
+        hits
+    }
+
+    /// [`Rules::find`] in `text` as it is.
+    fn find_as_is(&self, text: &str) -> Vec<Hit> {
         let mut hits = Vec::new();
         if text.len() < MIN_TEXT_LEN {
             return hits;
@@ -599,6 +625,75 @@ fn contains_ignore_case(text: &str, lower: &str) -> bool {
 
 /// Widens `start..end` to the characters it touches: a byte pattern may
 /// begin or end inside a non-ASCII character.
+/// A text as the rules also search it, and where each of its bytes came
+/// from.
+struct Normalized {
+    text: String,
+    /// For each byte of `text`, the span of the original text it stands for.
+    origin: Vec<(usize, usize)>,
+}
+
+/// True for a character that shows nothing: written inside a secret, it
+/// hides it from a pattern and not from a reader.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}' | '\u{FEFF}'
+    )
+}
+
+/// `text` with what can disguise a secret undone, when it holds any:
+/// each character in its compatibility form (NFKC: fullwidth `ｓｋ－` is
+/// `sk-`), invisible characters ([`is_invisible`]) dropped, and `%XX` of a
+/// printable ASCII character decoded (a secret in a URL's query). `None`
+/// when the text is plain ASCII without `%` (nothing to undo), which is
+/// checked first and costs one pass over the bytes.
+fn normalized(text: &str) -> Option<Normalized> {
+    use unicode_normalization::UnicodeNormalization;
+    let b = text.as_bytes();
+    if b.iter().all(|&c| c.is_ascii() && c != b'%') {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut origin = Vec::with_capacity(text.len());
+    let mut changed = false;
+    let hex = |c: u8| (c as char).to_digit(16);
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let end = i + c.len_utf8();
+        if c == '%' {
+            if let (Some(&h), Some(&l)) = (b.get(i + 1), b.get(i + 2)) {
+                if let (Some(h), Some(l)) = (hex(h), hex(l)) {
+                    let v = (h * 16 + l) as u8;
+                    if (0x20..0x7f).contains(&v) {
+                        out.push(v as char);
+                        origin.push((i, i + 3));
+                        changed = true;
+                        chars.next();
+                        chars.next();
+                        continue;
+                    }
+                }
+            }
+        }
+        if c.is_ascii() {
+            out.push(c);
+            origin.push((i, end));
+            continue;
+        }
+        if is_invisible(c) {
+            changed = true;
+            continue;
+        }
+        let at = out.len();
+        out.extend(std::iter::once(c).nfkc());
+        origin.resize(out.len(), (i, end));
+        changed |= out[at..].chars().ne(std::iter::once(c));
+    }
+    changed.then_some(Normalized { text: out, origin })
+}
+
 fn whole_chars(text: &str, mut start: usize, mut end: usize) -> (usize, usize) {
     while !text.is_char_boundary(start) {
         start -= 1;

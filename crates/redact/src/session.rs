@@ -2,9 +2,12 @@
 //!
 //! Every variant and field is named (no `..`), so a field added to the model
 //! does not compile here until someone decides whether it can hold a secret.
-//! Left alone: ids, timestamps, role/model/provider names, thinking
+//! Left alone: ids, timestamps, role and provider names, thinking
 //! signatures (opaque provider tokens that must stay byte-exact) and inline
-//! image data (binary, base64).
+//! image data (binary, base64). Model names are searched: a key pasted
+//! where a model id goes is still a key. A secret split between two
+//! consecutive text (or thinking) blocks, which a reader shows as one text,
+//! is found across the two.
 
 use crate::walk::Walk;
 use agentlog_model::{
@@ -54,12 +57,13 @@ fn meta_fields(w: &mut Walk<'_>, m: &mut SessionMeta) {
     w.opt(title, &field("meta.title"));
     let ModelConfig {
         provider: _,
-        model: _,
+        model: config_model,
         thinking_level: _,
         temperature: _,
         max_tokens: _,
         extra: model_extra,
     } = model;
+    w.opt(config_model, &field("meta.model.model"));
     w.map(model_extra, &field("meta.model.extra"));
     w.opt(parent_session, &field("meta.parent_session"));
     for (i, t) in todos.iter_mut().enumerate() {
@@ -104,10 +108,10 @@ fn entry_kind(w: &mut Walk<'_>, kind: &mut EntryKind) {
         EntryKind::Message(m) => message(w, m),
         EntryKind::ModelChange {
             provider: _,
-            model: _,
+            model,
             role: _,
-        }
-        | EntryKind::ThinkingLevelChange { level: _ }
+        } => w.string(model, &field("model")),
+        EntryKind::ThinkingLevelChange { level: _ }
         | EntryKind::RunContext {
             run_id: _,
             context_left_percent: _,
@@ -263,7 +267,7 @@ fn message(w: &mut Walk<'_>, m: &mut Message) {
         content,
         content_is_text: _,
         id: _,
-        model: _,
+        model,
         provider: _,
         usage,
         stop_reason: _,
@@ -276,6 +280,7 @@ fn message(w: &mut Walk<'_>, m: &mut Message) {
         extra,
     } = m;
     blocks(w, content, "content");
+    w.opt(model, &field("model"));
     if let Some(u) = usage {
         usage_fields(w, u, "usage");
     }
@@ -286,6 +291,23 @@ fn blocks(w: &mut Walk<'_>, content: &mut [Block], at: &str) {
     for (i, b) in content.iter_mut().enumerate() {
         let here = format!("{at}[{i}]");
         block(w, b, &here);
+    }
+    // A secret split between two blocks shown as one text.
+    for i in 1..content.len() {
+        let (before, after) = content.split_at_mut(i);
+        if let (Some(a), Some(b)) = (shown_text(&mut before[i - 1]), shown_text(&mut after[0])) {
+            w.across(a, b, &|| format!("{at}[{}..={i}]", i - 1));
+        }
+    }
+}
+
+/// The text of a block a reader shows joined with its neighbours' (text
+/// and thinking).
+fn shown_text(b: &mut Block) -> Option<&mut String> {
+    match &mut b.kind {
+        BlockKind::Text { text } => Some(text),
+        BlockKind::Thinking { text, .. } => Some(text),
+        _ => None,
     }
 }
 

@@ -124,6 +124,36 @@ impl Walk<'_> {
         *s = out;
     }
 
+    /// Redacts a secret that starts in `a` and ends in `b` (two texts shown
+    /// one after the other): the part in each is replaced by the marker,
+    /// and it is recorded once. Only the ends that meet are searched.
+    pub fn across(&mut self, a: &mut String, b: &mut String, path: &dyn Fn() -> String) {
+        /// How much of each side is searched.
+        const EDGE: usize = 512;
+        let mut from = a.len().saturating_sub(EDGE);
+        while !a.is_char_boundary(from) {
+            from += 1;
+        }
+        let mut to = b.len().min(EDGE);
+        while !b.is_char_boundary(to) {
+            to -= 1;
+        }
+        let cut = a.len() - from;
+        if cut == 0 || to == 0 {
+            return;
+        }
+        let joined = format!("{}{}", &a[from..], &b[..to]);
+        let hits = self.rules.find(&joined);
+        let Some(h) = hits.iter().find(|h| h.start < cut && h.end > cut) else {
+            return;
+        };
+        let kind = self.rules.rules[h.rule].id.clone();
+        self.record(&kind, &joined[h.start..h.end], path());
+        let m = marker(&kind);
+        b.replace_range(..h.end - cut, &m);
+        a.replace_range(from + h.start.., &m);
+    }
+
     /// Replaces all of `s`, a secret found by text rule `rule`, by its marker.
     pub fn force(&mut self, s: &mut String, rule: usize, path: &dyn Fn() -> String) {
         let kind = self.rules.rules[rule].id.clone();

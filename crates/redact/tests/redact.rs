@@ -379,3 +379,90 @@ fn false_positives_on_the_real_fixtures_are_exactly_these() {
     }
     assert_eq!(found, FIXTURE_FINDINGS);
 }
+
+/// A GitHub token built at run time (no secret in the source).
+fn a_key() -> String {
+    ["gh", "p_"].concat() + &"Ab1".repeat(12)
+}
+
+#[test]
+fn disguised_secrets_are_found_in_text() {
+    let key = a_key();
+    let url_encoded: String = key
+        .chars()
+        .enumerate()
+        .map(|(i, c)| {
+            if i % 3 == 0 {
+                format!("%{:02X}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    let fullwidth: String = key
+        .chars()
+        .map(|c| char::from_u32(c as u32 - 0x21 + 0xFF01).unwrap())
+        .collect();
+    let (head, tail) = key.split_at(10);
+    let disguised = [
+        ("url-encoded", format!("GET /api?token={url_encoded}&x=1")),
+        ("zero-width", format!("the key is {head}\u{200B}{tail} ok")),
+        ("soft hyphen", format!("the key is {head}\u{00AD}{tail} ok")),
+        ("fullwidth", format!("the key is {fullwidth} ok")),
+    ];
+    for (what, text) in disguised {
+        let mut t = text.clone();
+        let r = redactor().text(&mut t, "t");
+        assert_eq!(r.len(), 1, "{what}: {text:?} -> {t:?}");
+        assert_eq!(t.matches("[REDACTED:").count(), 1, "{what}: {t:?}");
+        // What surrounded the secret stays.
+        assert!(t.ends_with(" ok") || t.ends_with("&x=1"), "{what}: {t:?}");
+        assert!(!t.contains(tail) || what == "url-encoded", "{what}: {t:?}");
+    }
+    // Plain text with `%`, fullwidth and invisible characters but no
+    // secret is left alone.
+    for clean in [
+        "100% done, 50%2 left, %zz",
+        "ｆｕｌｌｗｉｄｔｈ text and\u{200B}zero width",
+        "https://example.com/search?q=hello%20world&lang=en",
+    ] {
+        let mut t = clean.to_string();
+        assert!(redactor().text(&mut t, "t").is_empty(), "{clean}");
+        assert_eq!(t, clean);
+    }
+}
+
+#[test]
+fn a_secret_split_across_two_blocks_or_in_a_model_field_is_redacted() {
+    use agentlog_model::{Block, Entry, Message, Role, SessionMeta};
+    let key = a_key();
+    let (head, tail) = key.split_at(15);
+    let mut meta = SessionMeta::new("s", agentlog_model::Agent::Pi);
+    meta.model.model = Some(key.clone());
+    let mut s = Session::new(meta);
+    let mut m = Message::text(Role::Assistant, format!("the token is {head}"));
+    m.content.push(Block::text(format!("{tail} and more")));
+    m.model = Some(key.clone());
+    s.push(Entry::new("a1", None, EntryKind::Message(m)));
+    s.push(Entry::new(
+        "m1",
+        Some("a1".into()),
+        EntryKind::ModelChange {
+            provider: None,
+            model: key.clone(),
+            role: None,
+        },
+    ));
+    let report = redactor().session(&mut s);
+    assert_eq!(report.len(), 4, "{report:?}");
+    let json = serde_json::to_string(&s).unwrap();
+    assert!(!json.contains(head) && !json.contains(tail), "{json}");
+    let EntryKind::Message(m) = &s.entries[0].kind else {
+        panic!()
+    };
+    assert_eq!(
+        m.text_content(),
+        "the token is [REDACTED:github-pat]\n\n[REDACTED:github-pat] and more"
+    );
+    assert!(redactor().scan_session(&s).is_empty());
+}

@@ -42,12 +42,21 @@ fn spawn_reading<T: Send + 'static>(
     (child, std::thread::spawn(move || read(stdout)))
 }
 
+/// When a writer is killed: `delay` after it starts, or after it says it
+/// opened the file (`after_open`), which on a loaded machine may take longer
+/// than any delay a test would pick.
+#[derive(Clone, Copy)]
+struct Kill {
+    delay: Duration,
+    after_open: bool,
+}
+
 fn run_writer(
     path: &Path,
     run: u64,
     policy: &str,
     tear: Option<u64>,
-    kill_after: Option<Duration>,
+    kill_after: Option<Kill>,
 ) -> Said {
     let mut cmd = Command::new(WRITER);
     cmd.arg(path)
@@ -56,14 +65,16 @@ fn run_writer(
     if let Some(t) = tear {
         cmd.args(["--tear", &t.to_string()]);
     }
-    let (mut child, reader) = spawn_reading(&mut cmd, |stdout| {
+    let (opened_tx, opened_rx) = std::sync::mpsc::channel::<()>();
+    let (mut child, reader) = spawn_reading(&mut cmd, move |stdout| {
         let mut said = Said::default();
         for line in stdout.lines() {
             let Ok(line) = line else { break };
             let mut parts = line.split(' ');
             match (parts.next(), parts.next(), parts.next()) {
                 (Some("open"), Some(t), Some(n)) => {
-                    said.opened = Some((t.parse().unwrap(), n == "true"))
+                    said.opened = Some((t.parse().unwrap(), n == "true"));
+                    let _ = opened_tx.send(());
                 }
                 (Some("ack"), Some(id), None) => said.acked.push(id.to_string()),
                 (Some("tear"), Some(n), None) => said.tear = Some(n.parse().unwrap()),
@@ -73,8 +84,12 @@ fn run_writer(
         }
         said
     });
-    if let Some(d) = kill_after {
-        std::thread::sleep(d);
+    if let Some(k) = kill_after {
+        if k.after_open {
+            // Returns at the line, or when the writer ended without it.
+            let _ = opened_rx.recv();
+        }
+        std::thread::sleep(k.delay);
         // SIGKILL; the writer may have aborted already (a tear).
         let _ = child.kill();
     }
@@ -143,8 +158,14 @@ fn crash_loop(policy: &str, runs: u64, max_delay_ms: u64) {
     let mut stats: BTreeMap<&str, u64> = BTreeMap::new();
     for run in 0..runs {
         let tear = rng.gen_ratio(1, 8).then(|| rng.gen_range(0..4));
-        let delay = Duration::from_micros(rng.gen_range(0..max_delay_ms * 1000));
-        let said = run_writer(&path, run, policy, tear, Some(delay));
+        // Most kills come a while after the writer opened the file, so they
+        // land among its appends however slow its start; some come a while
+        // after its start, before or during the open.
+        let kill = Kill {
+            delay: Duration::from_micros(rng.gen_range(0..max_delay_ms * 1000)),
+            after_open: !rng.gen_ratio(1, 8),
+        };
+        let said = run_writer(&path, run, policy, tear, Some(kill));
         if said.opened.is_none() {
             *stats.entry("killed before the file was open").or_default() += 1;
         }
@@ -181,7 +202,16 @@ fn crash_loop(policy: &str, runs: u64, max_delay_ms: u64) {
         acked_total += said.acked.len();
     }
     // A last, clean run: the file is still fully usable.
-    let said = run_writer(&path, runs, policy, None, Some(Duration::from_millis(20)));
+    let said = run_writer(
+        &path,
+        runs,
+        policy,
+        None,
+        Some(Kill {
+            delay: Duration::from_millis(20),
+            after_open: true,
+        }),
+    );
     assert!(said.opened.is_some());
     let (w, _) = AppendWriter::open(&path, AppendOptions::default()).unwrap();
     drop(w);
@@ -237,6 +267,62 @@ fn folder_is_whole(dir: &Path, name: &str) {
     }
 }
 
+/// What one folder writer said before it was killed.
+#[derive(Debug, Default)]
+struct FolderRun {
+    /// The folders it finished (`ack`).
+    acked: Vec<String>,
+    /// Whether the kill landed while the target folder was being written
+    /// (begun, not acknowledged).
+    mid_folder: bool,
+}
+
+/// Starts a folder writer, waits until it says it begins its `target`-th
+/// folder, waits `delay`, kills it, and reads what it said. The kill is
+/// placed relative to the writer's own progress, not to its start, so on a
+/// loaded machine it still lands in (or just after) a folder write.
+fn kill_folder_writer(dir: &Path, run: u64, target: u64, delay: Duration) -> FolderRun {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_folder-writer"))
+        .arg(dir)
+        .arg(run.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let target_name = format!("r{run}-{target}");
+    let mut said = FolderRun::default();
+    let mut reached = false;
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if let Some(name) = line.strip_prefix("ack ") {
+            said.acked.push(name.to_owned());
+        } else if line.strip_prefix("begin ") == Some(target_name.as_str()) {
+            reached = true;
+            break;
+        }
+    }
+    if !reached {
+        let status = child.wait().unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        panic!("run {run}: the folder writer stopped before folder {target} ({status}): {err}");
+    }
+    if !delay.is_zero() {
+        std::thread::sleep(delay);
+    }
+    let _ = child.kill();
+    child.wait().unwrap();
+    for line in lines {
+        let Ok(line) = line else { break };
+        if let Some(name) = line.strip_prefix("ack ") {
+            said.acked.push(name.to_owned());
+        }
+    }
+    said.mid_folder = !said.acked.contains(&target_name);
+    said
+}
+
 #[test]
 fn a_folder_is_whole_or_not_there_after_150_kills() {
     let seed = seed();
@@ -244,20 +330,26 @@ fn a_folder_is_whole_or_not_there_after_150_kills() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let dir = tempfile::tempdir().unwrap();
     let mut acked = Vec::new();
-    for run in 0..150u64 {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_folder-writer"));
-        cmd.arg(dir.path()).arg(run.to_string());
-        let (mut child, reader) = spawn_reading(&mut cmd, |stdout| {
-            stdout
-                .lines()
-                .map_while(Result::ok)
-                .filter_map(|l| l.strip_prefix("ack ").map(str::to_string))
-                .collect::<Vec<_>>()
-        });
-        std::thread::sleep(Duration::from_micros(rng.gen_range(500..30_000)));
-        let _ = child.kill();
-        child.wait().unwrap();
-        acked.extend(reader.join().unwrap());
+    // The kill comes up to `window` µs after the writer says it begins a
+    // folder. The window adapts to the machine: it shrinks when the folder
+    // was finished before the kill and grows when it was not, so about half
+    // the kills land mid-folder whether a folder takes 0.2 ms or 50 ms.
+    let mut window: u64 = 2_000;
+    let mut mid_folder = 0u64;
+    let mut runs = 0u64;
+    // 150 kills, and more (up to 600) until some landed mid-folder.
+    while runs < 150 || (mid_folder == 0 && runs < 600) {
+        let target = rng.gen_range(0..2);
+        let delay = Duration::from_micros(rng.gen_range(0..=window));
+        let said = kill_folder_writer(dir.path(), runs, target, delay);
+        if said.mid_folder {
+            mid_folder += 1;
+            window = (window + window / 4 + 1).min(200_000);
+        } else {
+            window = (window - window / 4).max(1);
+        }
+        acked.extend(said.acked);
+        runs += 1;
     }
     // Every folder acknowledged is whole; every folder in sight is whole
     // (a writer killed midway leaves only its hidden temp folder).
@@ -275,9 +367,14 @@ fn a_folder_is_whole_or_not_there_after_150_kills() {
     for name in &acked {
         folder_is_whole(dir.path(), name);
     }
+    // Runs whose target was folder 1 or 2 waited for a finished folder.
     assert!(!acked.is_empty(), "no writer ever finished a folder");
+    assert!(
+        mid_folder > 0,
+        "no kill out of {runs} landed while a folder was being written (seed {seed})"
+    );
     eprintln!(
-        "folder crash test: 150 kills, {} folders acknowledged, {visible} whole folders, {temps} temp folders left",
+        "folder crash test: {runs} kills, {mid_folder} mid-folder, {} folders acknowledged, {visible} whole folders, {temps} temp folders left, final window {window} µs",
         acked.len()
     );
 }

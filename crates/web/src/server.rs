@@ -166,11 +166,36 @@ impl App {
 
     /// Returns the catalog row of the session file at `path`.
     fn info(&self, path: &str) -> Result<agentlog_index::SessionInfo, WebError> {
+        self.check_open(path)?;
         self.with_index(|i| Ok(i.sessions_at(&[path.to_string()])?))?
             .into_iter()
             .next()
             .flatten()
             .ok_or_else(|| WebError::NotFound(format!("no session file {path} in the index")))
+    }
+
+    /// Checks, before every read of a session on this machine, that `path`
+    /// is still the file (or session folder) the index found, not a
+    /// symbolic link or anything else put in its place since: a link
+    /// swapped in after indexing would show whatever file it points to.
+    fn check_open(&self, path: &str) -> Result<(), WebError> {
+        if !self.local() {
+            return Ok(());
+        }
+        let p = Path::new(path);
+        let md = std::fs::symlink_metadata(p).map_err(|e| WebError::io(p, e))?;
+        let t = md.file_type();
+        if t.is_file() || t.is_dir() {
+            return Ok(());
+        }
+        let what = if t.is_symlink() {
+            "a symbolic link"
+        } else {
+            "not a regular file"
+        };
+        Err(WebError::NotFound(format!(
+            "{path} is {what} now: served pages are read only from session files themselves"
+        )))
     }
 
     /// Returns what tells whether the session at `path` changed.
@@ -403,6 +428,7 @@ impl App {
         else {
             return Ok(None);
         };
+        self.check_open(path)?;
         let redactor = self.redactor()?;
         let prepare = |s: &mut Session| {
             s.entries
@@ -605,6 +631,21 @@ fn router(app: Arc<App>, addr: SocketAddr) -> Router {
             },
         ))
         .with_state(app)
+        // Outermost, so every response gets the headers: the pages', and
+        // also the framework's own (404 for an unknown route, 400 for a
+        // query or path it cannot extract) and the guard's refusals.
+        .layer(axum::middleware::map_response(with_secure_headers))
+}
+
+/// Adds each of [`secure_headers`] a response does not set itself.
+async fn with_secure_headers(mut r: Response) -> Response {
+    let h = r.headers_mut();
+    for (name, value) in secure_headers() {
+        if let Some(name) = name {
+            h.entry(name).or_insert(value);
+        }
+    }
+    r
 }
 
 enum Check {

@@ -48,6 +48,11 @@ pub struct GrantArgs {
     /// It may read every session.
     #[arg(long)]
     pub read: bool,
+    /// Bind this machine name to the role (repeatable): only it may push
+    /// under the name, which is otherwise the first role's to push under
+    /// it. Sessions another role pushed under the name are removed.
+    #[arg(long, value_name = "NAME", requires = "push")]
+    pub machine: Vec<String>,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -110,6 +115,23 @@ pub fn cmd_db(args: Args) -> anyhow::Result<ExitCode> {
                     "push its own sessions (and see only those)"
                 }
             );
+            for m in &a.machine {
+                let removed = db.bind_machine(m, &a.role)?;
+                println!(
+                    "{}: machine name {} is {}'s{}",
+                    db.url(),
+                    agentlog_formats::render::sanitize::sanitize_line(m),
+                    a.role,
+                    if removed > 0 {
+                        format!(
+                            " (removed {} another role had pushed under it)",
+                            out::count(removed, "file")
+                        )
+                    } else {
+                        String::new()
+                    }
+                );
+            }
         }
         DbCommand::Status(a) => {
             let url = required(a.db.db.as_deref())?;

@@ -40,8 +40,9 @@ pub struct Args {
     #[arg(long, value_name = "URL", env = "AGENTLOG_DB", hide_env_values = true)]
     pub db: Option<String>,
     /// Write here instead of standard output (a new file: an existing one
-    /// is an error unless --force). A format whose sessions are folders
-    /// (openhands) writes the folder here.
+    /// is an error unless --force; `-` is standard output, `./-` a file
+    /// named `-`). A format whose sessions are folders (openhands) writes
+    /// the folder here.
     #[arg(long, short = 'o', value_name = "PATH")]
     pub output: Option<PathBuf>,
     /// Replace the -o file or folder when it exists (atomically).
@@ -107,6 +108,7 @@ pub fn write_written(
     written: &Written,
     format: &str,
 ) -> anyhow::Result<()> {
+    let path = output_path(path);
     let files = match written {
         Written::File(bytes) => return write_output(path, force, |w| Ok(w.write_all(bytes)?)),
         Written::Folder(files) => files,
@@ -156,6 +158,12 @@ fn force_hint<T>(
         })
 }
 
+/// The -o path, `None` (standard output) for `-`, as for most tools
+/// (`./-` names a file called `-`).
+pub fn output_path(path: Option<&Path>) -> Option<&Path> {
+    path.filter(|p| p.as_os_str() != "-")
+}
+
 /// True when `path` itself (not through a symbolic link, which could point
 /// anywhere) is a character device or a FIFO: a stream to write into, not
 /// a file to replace.
@@ -186,7 +194,7 @@ pub fn write_output<T>(
     force: bool,
     write: impl FnOnce(&mut dyn Write) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
-    match path {
+    match output_path(path) {
         None => {
             let mut stdout = std::io::stdout().lock();
             let r = write(&mut stdout)?;

@@ -36,13 +36,13 @@ pub fn cmd_export_html(args: &Args, one: Option<(&str, Option<&str>)>) -> anyhow
         if !report.is_empty() {
             crate::eprint_clean!("{report}");
         }
-        match &args.output {
+        match super::export::output_path(args.output.as_deref()) {
             Some(out) => write_page(out, &html)?,
             None => out_html(&html)?,
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let Some(dir) = &args.output else {
+    let Some(dir) = super::export::output_path(args.output.as_deref()) else {
         bail!("--all and --project write one file per session: give the directory with -o DIR");
     };
     let params = PageParams {

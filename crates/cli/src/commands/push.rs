@@ -15,7 +15,8 @@ use std::process::ExitCode;
 /// The original bytes are kept (compressed) so sessions can be shown,
 /// exported and resumed from the server (`--db` on those commands).
 /// Sessions are tagged with this machine's name and the user. Secrets are
-/// redacted before anything is sent (see --no-redact).
+/// redacted before anything is sent (see --no-redact). Exits 1 when any
+/// file was not sent (each is named on standard error with the reason).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The database URL: postgres://USER:PASSWORD@HOST:PORT/DATABASE.
@@ -110,6 +111,20 @@ pub fn cmd_push(args: Args) -> anyhow::Result<ExitCode> {
             report.entries,
             report.usage,
         ))?;
+    }
+    // A file not sent is a failed push, whatever else went through: a
+    // fleet's cron must see it.
+    if !report.skipped.is_empty() {
+        let mut why: Vec<&str> = report.skipped.iter().map(|(_, w)| w.as_str()).collect();
+        why.sort_unstable();
+        why.dedup();
+        eprintln!(
+            "agentlog: error: {} of {} not pushed ({}); the others were",
+            report.skipped.len(),
+            out::count(report.files as u64, "file"),
+            why.join("; ")
+        );
+        return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -446,9 +446,33 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Runs a command with a clean environment and a time limit; panics with
-/// its output when it fails.
-pub fn run_cmd(mut cmd: Command, cwd: &Path, env: &[(String, String)], what: &str) -> String {
+/// How long any one command of the harness may take before it is killed.
+/// Generous: a loaded 2-core machine runs a Node CLI's start many times
+/// slower than an idle one.
+pub const COMMAND_LIMIT: Duration = Duration::from_secs(240);
+
+/// How a command the harness ran ended.
+pub enum Outcome {
+    /// It exited 0; its standard output.
+    Success(String),
+    /// It exited otherwise.
+    Failed {
+        status: std::process::ExitStatus,
+        stdout: String,
+        stderr: String,
+    },
+    /// It was still running after [`COMMAND_LIMIT`] and was killed.
+    Stalled { stdout: String, stderr: String },
+}
+
+/// Runs a command with a clean environment and a time limit, and says how
+/// it ended.
+pub fn run_cmd_outcome(
+    mut cmd: Command,
+    cwd: &Path,
+    env: &[(String, String)],
+    what: &str,
+) -> Outcome {
     cmd.current_dir(cwd).env_clear();
     for (k, v) in env {
         cmd.env(k, v);
@@ -463,7 +487,7 @@ pub fn run_cmd(mut cmd: Command, cwd: &Path, env: &[(String, String)], what: &st
     let err_pipe = child.stderr.take().unwrap();
     let out_t = std::thread::spawn(move || std::io::read_to_string(out_pipe).unwrap_or_default());
     let err_t = std::thread::spawn(move || std::io::read_to_string(err_pipe).unwrap_or_default());
-    let deadline = Instant::now() + Duration::from_secs(240);
+    let deadline = Instant::now() + COMMAND_LIMIT;
     let status = loop {
         if let Some(st) = child.try_wait().unwrap() {
             break Some(st);
@@ -478,10 +502,38 @@ pub fn run_cmd(mut cmd: Command, cwd: &Path, env: &[(String, String)], what: &st
     let stdout = out_t.join().unwrap_or_default();
     let stderr = err_t.join().unwrap_or_default();
     match status {
-        Some(st) if st.success() => stdout,
-        Some(st) => panic!("{what} failed ({st}):\nstdout:\n{stdout}\nstderr:\n{stderr}"),
-        None => panic!("{what} did not finish in 240 s:\nstdout:\n{stdout}\nstderr:\n{stderr}"),
+        Some(st) if st.success() => Outcome::Success(stdout),
+        Some(status) => Outcome::Failed {
+            status,
+            stdout,
+            stderr,
+        },
+        None => Outcome::Stalled { stdout, stderr },
     }
+}
+
+/// Runs a command with a clean environment and a time limit; panics with
+/// its output when it fails.
+pub fn run_cmd(cmd: Command, cwd: &Path, env: &[(String, String)], what: &str) -> String {
+    match run_cmd_outcome(cmd, cwd, env, what) {
+        Outcome::Success(stdout) => stdout,
+        Outcome::Failed {
+            status,
+            stdout,
+            stderr,
+        } => panic!("{what} failed ({status}):\nstdout:\n{stdout}\nstderr:\n{stderr}"),
+        Outcome::Stalled { stdout, stderr } => panic!(
+            "{what} did not finish in {} s:\nstdout:\n{stdout}\nstderr:\n{stderr}",
+            COMMAND_LIMIT.as_secs()
+        ),
+    }
+}
+
+/// The machine's load averages (`/proc/loadavg`), for failure messages.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".to_owned())
 }
 
 /// Runs agentlog with `args` in the sandbox's environment.

@@ -1,7 +1,8 @@
 //! A writer process for the store's crash tests of folder writes: writes
-//! whole folders of files with `snapshot::write_folder` and prints
-//! `ack <name>` on stdout after each that returned `Ok`, until it is
-//! killed.
+//! whole folders of files with `snapshot::write_folder`, printing
+//! `begin <name>` on stdout before each and `ack <name>` after each that
+//! returned `Ok`, until it is killed. (The test kills it relative to those
+//! lines, so the kills land mid-folder whatever the machine's speed.)
 //!
 //! `folder-writer DIR RUN`: the folders are `DIR/r<RUN>-<i>`, each of
 //! [`FILES`] files `f<k>.json` holding `{"name", "k", "pad"}`.
@@ -34,6 +35,12 @@ fn main() -> ExitCode {
                 )
             })
             .collect();
+        if writeln!(out, "begin {name}")
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            return ExitCode::FAILURE;
+        }
         if let Err(e) = write_folder(&dir.join(&name), &files, Existing::Refuse) {
             eprintln!("folder-writer: {e}");
             return ExitCode::FAILURE;

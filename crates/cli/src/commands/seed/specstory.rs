@@ -1,7 +1,7 @@
 use crate::out;
 use agentlog_formats::specstory::{
-    self, file_name, render_markdown_with, to_json, to_session_data, RenderOptions, SessionData,
-    ValidationSchema,
+    self, file_name, first_user_text, render_markdown_with, to_json, to_session_data,
+    RenderOptions, SessionData, ValidationSchema,
 };
 use agentlog_formats::Format;
 use anyhow::Context;
@@ -9,7 +9,8 @@ use clap::Subcommand;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// SpecStory SessionData: render transcripts, validate, convert.
+/// SpecStory SessionData: list a project's transcripts, render, validate,
+/// convert.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(subcommand)]
@@ -18,6 +19,18 @@ pub struct Args {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// List the SpecStory sessions of a project: the transcripts in
+    /// `<DIR>/.specstory/history` (and SessionData JSON files there),
+    /// newest first.
+    #[command(alias = "list")]
+    Ls {
+        /// The project directory (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Render a session as SpecStory's markdown transcript.
     ///
     /// FILE is SessionData JSON, a SpecStory transcript, or any session
@@ -80,6 +93,7 @@ enum Command {
 /// Runs `agentlog seed specstory`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
+        Command::Ls { dir, json } => cmd_ls(&dir.unwrap_or_else(|| PathBuf::from(".")), json),
         Command::Render {
             file,
             output,
@@ -138,6 +152,75 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Lists the sessions in `<project>/.specstory/history`, newest first (the
+/// file names start with the session's time). A file that cannot be read is
+/// skipped with a message naming it.
+fn cmd_ls(project: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let history = project.join(".specstory").join("history");
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(&history) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "md" || x == "json"))
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", history.display())),
+    };
+    files.sort();
+    files.reverse();
+    let mut rows = Vec::new();
+    for f in &files {
+        match load(&f.display().to_string(), Some("specstory")) {
+            Ok((data, _)) => rows.push(serde_json::json!({
+                "path": f,
+                "sessionId": data.session_id,
+                "createdAt": data.created_at,
+                "provider": data.provider.id,
+                "exchanges": data.exchanges.len(),
+                "title": data.title.clone().unwrap_or_else(|| first_user_text(&data)),
+            })),
+            Err(e) => {
+                crate::eprintln_clean!("agentlog: warning: {}: skipped: {e:#}", f.display())
+            }
+        }
+    }
+    if json {
+        out::print_json(&rows)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        crate::eprintln_clean!("no SpecStory sessions in {}", history.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows: Vec<[String; 5]> = rows
+        .iter()
+        .map(|r| {
+            let text = |k: &str| r[k].as_str().unwrap_or("").to_owned();
+            let title: String = text("title")
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(60)
+                .collect();
+            [
+                text("createdAt"),
+                text("sessionId"),
+                text("provider"),
+                r["exchanges"].to_string(),
+                title,
+            ]
+        })
+        .collect();
+    let s = out::table(
+        &["created", "session", "provider", "exchanges", "title"],
+        &rows,
+    );
+    out::print(&s)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Loads FILE as SessionData: directly when it is SessionData JSON,
