@@ -29,6 +29,7 @@
 
 pub mod append;
 pub mod context;
+pub mod copies;
 pub mod doctor;
 mod error;
 pub mod example;

@@ -15,8 +15,10 @@ use std::process::ExitCode;
 /// silently; with --strict a lossy conversion fails and writes nothing.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Session file, or session id (prefix).
+    /// Session file, or session id (prefix), or AGENT:ID.
     pub session: String,
+    #[command(flatten)]
+    pub which: crate::load::Which,
     /// The target format.
     #[arg(long, short = 't', value_name = "FORMAT")]
     pub to: String,
@@ -46,7 +48,8 @@ pub struct Args {
 /// Runs `agentlog convert`.
 pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
     load::small_heap(&args.session);
-    let (path, format, mut read) = load::read(&args.session, args.from.as_deref())?;
+    let (path, format, mut read) =
+        load::read_which(&args.session, args.from.as_deref(), &args.which)?;
     for d in &read.diagnostics {
         crate::eprintln_clean!("{d}");
     }

@@ -15,9 +15,11 @@ use std::process::ExitCode;
 /// writes one file per session and an index.html into the -o directory.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Session file, or session id (prefix).
+    /// Session file, or session id (prefix), or AGENT:ID.
     #[arg(required_unless_present_any = ["all", "project"])]
     pub session: Option<String>,
+    #[command(flatten)]
+    pub which: crate::load::Which,
     /// Export every indexed session (with --to html and -o DIR).
     #[arg(long, conflicts_with = "session")]
     pub all: bool,
@@ -77,7 +79,7 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
         return super::export_html::cmd_export_html(&args, Some((&session_arg, from.as_deref())));
     }
     load::small_heap(&session_arg);
-    let (_path, _format, read) = load::read(&session_arg, from.as_deref())?;
+    let (_path, _format, read) = load::read_which(&session_arg, from.as_deref(), &args.which)?;
     for d in &read.diagnostics {
         crate::eprintln_clean!("{d}");
     }

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 /// known), when not all of them.
 pub fn cmd_export_html(args: &Args, one: Option<(&str, Option<&str>)>) -> anyhow::Result<ExitCode> {
     if let Some((arg, from)) = one {
-        let (path, format, mut read) = load::read(arg, from)?;
+        let (path, format, mut read) = load::read_which(arg, from, &args.which)?;
         for d in &read.diagnostics {
             crate::eprintln_clean!("{d}");
         }

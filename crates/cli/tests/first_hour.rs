@@ -1,0 +1,59 @@
+//! What a new user trips over in the first hour (issue 45), run as they
+//! would run it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::TestEnv;
+
+const ID: &str = agentlog_api::example::SESSION_ID;
+
+/// A home with the example Claude Code session resumed in Codex.
+fn resumed() -> TestEnv {
+    let env = TestEnv::new();
+    agentlog_api::example::write_claude_session(env.home()).unwrap();
+    let r = env.run(&["resume", &ID[..6], "--in", "codex"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    env
+}
+
+#[test]
+fn a_session_resumed_in_another_agent_is_named_by_its_id_and_the_copies_are_listed() {
+    let env = resumed();
+    for arg in [&ID[..8], ID] {
+        let r = env.run(&["show", arg]);
+        assert_eq!(r.status, 0, "show {arg}: {}", r.stderr);
+        assert!(r.stdout.contains("claude session"), "{}", r.stdout);
+        assert!(r.stderr.contains("is in 2 files"), "{}", r.stderr);
+        assert!(
+            r.stderr.contains("reading the original: claude"),
+            "{}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.contains("also  codex") && r.stderr.contains("(resumed copy)"),
+            "{}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn a_resumed_copy_is_named_by_agent_colon_id_agent_flag_or_newest() {
+    let env = resumed();
+    let prefix = &ID[..8];
+    let named = format!("codex:{prefix}");
+    for args in [
+        vec!["show", named.as_str()],
+        vec!["show", prefix, "--agent", "codex"],
+        vec!["show", prefix, "--newest"],
+        vec!["export", prefix, "--agent", "codex", "--to", "text"],
+    ] {
+        let r = env.run(&args);
+        assert_eq!(r.status, 0, "{args:?}: {}", r.stderr);
+        assert!(r.stdout.contains("codex session"), "{args:?}: {}", r.stdout);
+    }
+    let r = env.run(&["tree", &format!("claude:{ID}")]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(r.stderr.is_empty(), "one agent named: {}", r.stderr);
+}
