@@ -1,10 +1,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! A session resumed in another agent keeps its id there: naming it still
-//! works (the original is taken, a copy can be asked for).
+//! works (the original is taken, a copy can be asked for), and its
+//! responses are counted once.
 
 use agentlog_api::resolve::{resolve_with, Prefer, ResolveOptions};
 use agentlog_api::resume::{resume, ResumeParams};
 use agentlog_api::{ApiError, Library, Settings};
+use agentlog_index::StatsParams;
 use agentlog_model::{Block, Entry, EntryKind, Message, Role, Timestamp, Usage};
 use std::path::PathBuf;
 
@@ -106,4 +108,40 @@ fn a_copy_resume_did_not_record_is_told_from_its_original_by_when_it_was_made() 
     let r = resolve_with(&lib.settings, ID, &ResolveOptions::default()).unwrap();
     assert_eq!(r.found.path, original);
     assert_eq!(r.others[0].path, copy);
+}
+
+#[test]
+fn stats_count_a_resumed_sessions_responses_once() {
+    let (_home, lib, _original, copy) = resumed();
+    let all = lib.stats(&StatsParams::default()).unwrap();
+    let priced = |s: &agentlog_index::Stats| {
+        s.rows
+            .iter()
+            .filter(|r| r.key != "unknown")
+            .map(|r| (r.responses, r.input))
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    };
+    assert_eq!(priced(&all), (1, 100), "{all:?}");
+    let by_agent = lib
+        .stats(&StatsParams {
+            by: agentlog_index::GroupBy::Agent,
+            ..StatsParams::default()
+        })
+        .unwrap();
+    let keys: Vec<&str> = by_agent.rows.iter().map(|r| r.key.as_str()).collect();
+    assert_eq!(keys, ["claude"], "the original's agent counts it");
+    // A response the copy added after the resume is its own.
+    let mut text = std::fs::read_to_string(&copy).unwrap();
+    let ts = "2030-01-01T00:00:00.000Z";
+    let answer = serde_json::json!({"timestamp": ts, "type": "response_item", "payload":
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "More."}]}});
+    let usage = serde_json::json!({"input_tokens": 10, "cached_input_tokens": 0, "output_tokens": 5,
+        "reasoning_output_tokens": 0, "total_tokens": 15});
+    let count = serde_json::json!({"timestamp": ts, "type": "event_msg", "payload":
+        {"type": "token_count", "info": {"total_token_usage": usage, "last_token_usage": usage}}});
+    text.push_str(&format!("{count}\n{answer}\n"));
+    std::fs::write(&copy, text).unwrap();
+    let after = lib.stats(&StatsParams::default()).unwrap();
+    assert_eq!(after.total.responses, all.total.responses + 1, "{after:?}");
+    assert_eq!(after.total.input, 110, "{after:?}");
 }
