@@ -57,3 +57,28 @@ fn a_resumed_copy_is_named_by_agent_colon_id_agent_flag_or_newest() {
     assert_eq!(r.status, 0, "{}", r.stderr);
     assert!(r.stderr.is_empty(), "one agent named: {}", r.stderr);
 }
+
+#[test]
+fn search_phrase_finds_the_words_in_order_and_help_says_how_to_quote() {
+    let env = TestEnv::new();
+    agentlog_api::example::write_claude_session(env.home()).unwrap();
+    // What a shell passes for `search "input unicode"`: the words, found
+    // anywhere.
+    let words = env.run(&["search", "input unicode"]);
+    assert_eq!(words.status, 0, "{}", words.stderr);
+    let phrase = env.run(&["search", "--phrase", "input", "unicode"]);
+    assert_eq!(phrase.status, 1, "not in this order: {}", phrase.stdout);
+    let phrase = env.run(&["search", "--phrase", "unicode input"]);
+    assert_eq!(phrase.status, 0, "{}", phrase.stderr);
+    assert!(
+        phrase.stdout.contains("«unicode input»"),
+        "{}",
+        phrase.stdout
+    );
+    let help = env.run(&["search", "--help"]);
+    assert!(
+        help.stdout.contains(r#"'"exact phrase"'"#),
+        "{}",
+        help.stdout
+    );
+}
