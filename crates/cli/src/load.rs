@@ -14,7 +14,7 @@ pub fn format_named(name: &str) -> anyhow::Result<&'static dyn Format> {
 fn hint(e: ApiError) -> anyhow::Error {
     match e {
         ApiError::NotFound { .. } => {
-            anyhow::Error::new(e).context("`agentlog ls` lists the sessions and their ids")
+            crate::out::hinted(e, "`agentlog ls` lists the sessions and their ids")
         }
         e => e.into(),
     }

@@ -82,3 +82,47 @@ fn search_phrase_finds_the_words_in_order_and_help_says_how_to_quote() {
         help.stdout
     );
 }
+
+#[test]
+fn an_error_says_what_went_wrong_first_and_the_hint_after() {
+    let env = TestEnv::new();
+    agentlog_api::example::write_claude_session(env.home()).unwrap();
+    let r = env.run(&["show", "zzzz"]);
+    assert_eq!(r.status, 1);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert!(
+        lines[0].starts_with("agentlog: error: zzzz: no such file"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        lines[1..],
+        ["  hint: `agentlog ls` lists the sessions and their ids"],
+        "{}",
+        r.stderr
+    );
+    let r = env.run(&["ls", "--agent", "nope"]);
+    assert_eq!(r.status, 2);
+    let first = r.stderr.lines().next().unwrap();
+    assert!(
+        first.starts_with("agentlog: error: --agent: unknown agent \"nope\"; known agents: "),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        first.contains("claude") && !first.contains("json"),
+        "{first}"
+    );
+    let r = env.run(&["convert", &ID[..6], "--to", "markdown"]);
+    assert!(
+        r.stderr
+            .starts_with("agentlog: error: unknown format \"markdown\""),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("  hint: convert writes session formats"),
+        "{}",
+        r.stderr
+    );
+}

@@ -36,10 +36,10 @@ pub fn cmd_context(args: Args) -> anyhow::Result<ExitCode> {
     let ctx = agentlog_api::context::context(&path, format, args.leaf.as_deref()).map_err(|e| {
         let e = anyhow::Error::new(e);
         match &args.leaf {
-            Some(_) => e.context(format!(
-                "`agentlog tree {}` lists the entry ids",
-                path.display()
-            )),
+            Some(_) => crate::out::hinted(
+                e,
+                format!("`agentlog tree {}` lists the entry ids", path.display()),
+            ),
             None => e,
         }
     })?;

@@ -55,14 +55,16 @@ pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
     }
     crate::redact::apply(&mut read.session, args.redact, args.json)?;
     if ["html", "markdown", "md", "text", "txt"].contains(&args.to.as_str()) {
-        return Err(anyhow::Error::new(agentlog_api::ApiError::UnknownFormat {
-            name: args.to.clone(),
-            known: writable(),
-        })
-        .context(format!(
-            "convert writes session formats; `agentlog export --to {}` renders a transcript",
-            args.to
-        )));
+        return Err(crate::out::hinted(
+            agentlog_api::ApiError::UnknownFormat {
+                name: args.to.clone(),
+                known: writable(),
+            },
+            format!(
+                "convert writes session formats; `agentlog export --to {}` renders a transcript",
+                args.to
+            ),
+        ));
     }
     let target = load::format_named(&args.to)?;
     if !target.can_write() {

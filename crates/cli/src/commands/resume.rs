@@ -89,7 +89,10 @@ pub fn cmd_resume(args: Args) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("resuming {} in {}", source.display(), target.name()))
         .map_err(|e| {
             if no_cwd {
-                e.context("the session records no working directory: give one with --cwd DIR")
+                crate::out::hinted(
+                    e,
+                    "the session records no working directory: give one with --cwd DIR",
+                )
             } else {
                 e
             }
