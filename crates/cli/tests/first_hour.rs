@@ -126,3 +126,21 @@ fn an_error_says_what_went_wrong_first_and_the_hint_after() {
         r.stderr
     );
 }
+
+#[test]
+fn export_to_an_unknown_target_lists_the_transcripts_too() {
+    let env = TestEnv::new();
+    agentlog_api::example::write_claude_session(env.home()).unwrap();
+    let r = env.run(&["export", &ID[..6], "--to", "nope"]);
+    assert_eq!(r.status, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("known formats: markdown, text, html, "),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("codex") && !r.stderr.contains("cursor"),
+        "{}",
+        r.stderr
+    );
+}

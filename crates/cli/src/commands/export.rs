@@ -85,7 +85,16 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
     }
     let mut session = read.session;
     crate::redact::apply(&mut session, args.redact, false)?;
-    let exported = agentlog_api::export::export(&session, &args.to)?;
+    let exported = agentlog_api::export::export(&session, &args.to).map_err(|e| match e {
+        // This command writes HTML too (agentlog-web's).
+        agentlog_api::ApiError::UnknownFormat { name, .. } => {
+            agentlog_api::ApiError::UnknownFormat {
+                name,
+                known: agentlog_api::export::targets(&["html"]),
+            }
+        }
+        e => e,
+    })?;
     write_written(
         args.output.as_deref(),
         args.force,
