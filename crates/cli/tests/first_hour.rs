@@ -144,3 +144,34 @@ fn export_to_an_unknown_target_lists_the_transcripts_too() {
         r.stderr
     );
 }
+
+/// A codelia run log: its run input is a prompt, read as a message too.
+const CODELIA: &str = r#"{"type":"header","schema_version":1,"run_id":"c0de11a0-0000-4000-8000-000000000001","started_at":"2026-12-01T15:52:11.846Z","client":{"name":"tui","version":"0.1.0"},"server":{"name":"runtime","version":"0.1.0"},"model":{"provider":"openai","name":"gpt-4.1-mini"},"prompts":{"system":"You are a coding assistant."},"runtime":{"cwd":"/home/dev/src/webapp"}}
+{"type":"run.start","run_id":"c0de11a0-0000-4000-8000-000000000001","ts":"2026-12-01T15:52:20.765Z","input":{"type":"text","text":"The tokenizer panics on input with emoji."},"ui_context":{"cwd":"/home/dev/src/webapp"}}
+"#;
+
+#[test]
+fn a_codelia_prompt_is_found_once_and_dated() {
+    let env = TestEnv::new();
+    env.write(
+        ".codelia/sessions/2026/12/01/c0de11a0-0000-4000-8000-000000000001.jsonl",
+        CODELIA.as_bytes(),
+    );
+    let r = env.run(&["search", "tokenizer", "--json"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let hits: Vec<serde_json::Value> = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(hits.len(), 1, "{}", r.stdout);
+    assert_eq!(hits[0]["agent"], "codelia");
+    assert!(hits[0]["ts_ms"].is_i64(), "{}", r.stdout);
+    let text = env.run(&["search", "tokenizer"]);
+    assert!(
+        text.stdout.contains("codelia user 2026-12-01 15:52"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout.contains("    The «tokenizer» panics"),
+        "no record JSON around the text: {}",
+        text.stdout
+    );
+}
