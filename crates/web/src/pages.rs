@@ -385,16 +385,30 @@ pub fn entries_url(path: &str, leaf: Option<&str>, from: usize, to: usize) -> St
 }
 
 /// Returns the body of a search result page.
-pub fn search_body(q: &str, hits: &[Hit], error: Option<&str>) -> String {
+/// `matches` is how many entries match in all (the command line's count).
+pub fn search_body(
+    q: &str,
+    hits: &[Hit],
+    matches: Option<agentlog_api::Matches>,
+    error: Option<&str>,
+) -> String {
+    use agentlog_api::Matches;
     let mut s = String::from("<main class=\"hits\">");
+    let shown = hits.len() as u64;
+    let hit_s = |n: u64| if n == 1 { "hit" } else { "hits" };
+    let found = match matches {
+        _ if hits.is_empty() => "nothing found".to_string(),
+        Some(Matches::Exactly(n)) if n > shown => {
+            format!("the best {} of {} {}", num(shown), num(n), hit_s(n))
+        }
+        Some(Matches::AtLeast(n)) => format!("the best {} of {}+ hits", num(shown), num(n)),
+        None => format!("the best {} {}; more match", num(shown), hit_s(shown)),
+        Some(Matches::Exactly(_)) => format!("{} {}", num(shown), hit_s(shown)),
+    };
     let _ = write!(
         s,
         "<h1>Search <span class=\"dim\">{} for “{}”</span></h1>",
-        if hits.is_empty() {
-            "nothing found".to_string()
-        } else {
-            format!("{} hits", hits.len())
-        },
+        found,
         esc(q)
     );
     if let Some(e) = error {

@@ -996,21 +996,29 @@ async fn search(State(app): State<Arc<App>>, Query(a): Query<SearchArgs>) -> Res
         if !a.agent.is_empty() {
             p.agents = vec![a.agent.clone()];
         }
-        let (hits, err) = if a.q.trim().is_empty() {
-            (Vec::new(), None)
+        let (hits, matches, err) = if a.q.trim().is_empty() {
+            (Vec::new(), None, None)
         } else {
-            match app.with_index(|i| Ok(i.search(&p)?)) {
-                Ok(mut h) => {
+            // Counted as the command line counts them (the same words).
+            let found = app.with_index(|i| {
+                agentlog_api::search(i, &p).map_err(|e| match e {
+                    agentlog_api::ApiError::Index(e) => WebError::Index(e),
+                    e => WebError::Read(e.to_string()),
+                })
+            });
+            match found {
+                Ok(found) => {
+                    let mut h = found.hits;
                     for x in &mut h {
                         app.scrub_hit(x)?;
                         x.path = app.key_of(&x.path);
                     }
-                    (h, None)
+                    (h, found.matches, None)
                 }
-                Err(e) => (Vec::new(), Some(e.to_string())),
+                Err(e) => (Vec::new(), None, Some(e.to_string())),
             }
         };
-        let body = pages::search_body(&a.q, &hits, err.as_deref());
+        let body = pages::search_body(&a.q, &hits, matches, err.as_deref());
         Ok(html(pages::shell(
             "agentlog: search",
             &body,
