@@ -175,3 +175,54 @@ fn a_codelia_prompt_is_found_once_and_dated() {
         text.stdout
     );
 }
+
+#[test]
+fn export_to_a_file_says_what_it_wrote_and_html_leaves_out_the_local_path() {
+    let env = TestEnv::new();
+    agentlog_api::example::write_claude_session(env.home()).unwrap();
+    let md = env.home().join("out.md");
+    let r = env.run(&[
+        "export",
+        &ID[..6],
+        "--to",
+        "markdown",
+        "-o",
+        md.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let size = std::fs::metadata(&md).unwrap().len();
+    assert_eq!(
+        env.redact(&r.stderr),
+        format!("agentlog: wrote [HOME]/out.md ({size} bytes)\n")
+    );
+    let html = env.home().join("out.html");
+    let r = env.run(&[
+        "export",
+        &ID[..6],
+        "--to",
+        "html",
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(
+        env.redact(&r.stderr)
+            .contains("agentlog: wrote [HOME]/out.html (")
+            && r.stderr.contains("no secrets found"),
+        "{}",
+        r.stderr
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    let home = env.home().display().to_string();
+    assert!(!page.contains(&home), "the page names {home}");
+    assert!(
+        page.contains(&format!("{ID}.jsonl")),
+        "the page names the file"
+    );
+    let r = env.run(&["export", &ID[..6], "--to", "text", "-o", "/dev/null"]);
+    assert_eq!(
+        (r.status, r.stderr.as_str()),
+        (0, ""),
+        "a stream is not a file"
+    );
+}

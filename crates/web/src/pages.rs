@@ -343,7 +343,13 @@ pub fn session_body(
         }
         s.push_str("</section>");
     }
-    let cmds = resume_commands(session, path);
+    // An exported page names the session by its id (its file is on
+    // another machine, or elsewhere).
+    let named = match target {
+        Target::Export => meta.id.as_str(),
+        _ => path,
+    };
+    let cmds = resume_commands(session, named);
     if !cmds.is_empty() {
         s.push_str("<details class=\"resume\"><summary>continue in another agent</summary>");
         for (_, c) in cmds {

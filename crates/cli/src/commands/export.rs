@@ -104,7 +104,26 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(f) = exported.fidelity.filter(|f| !f.is_lossless()) {
         crate::eprint_clean!("{f}");
     }
+    if let Some(path) = &args.output {
+        let size = exported.written.files().iter().map(|(_, b)| b.len()).sum();
+        say_written(path, size);
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Says on stderr what an export wrote at `path` (`size` bytes), unless
+/// `path` is a stream (`/dev/stdout`, a pipe): a file written in silence
+/// looks like nothing happened.
+pub fn say_written(path: &Path, size: usize) {
+    if is_stream(path) {
+        return;
+    }
+    let what = if path.is_dir() { "the folder " } else { "" };
+    crate::eprintln_clean!(
+        "agentlog: wrote {what}{} ({})",
+        path.display(),
+        crate::out::count(size as u64, "byte")
+    );
 }
 
 /// Writes a converted session: one file as [`write_output`] does, or the

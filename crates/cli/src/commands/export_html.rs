@@ -37,7 +37,13 @@ pub fn cmd_export_html(args: &Args, one: Option<(&str, Option<&str>)>) -> anyhow
             crate::eprint_clean!("{report}");
         }
         match &args.output {
-            Some(out) => write_page(out, &html)?,
+            Some(out) => {
+                write_page(out, &html)?;
+                super::export::say_written(out, html.len());
+                if report.is_empty() && !args.no_redact {
+                    crate::eprintln_clean!("agentlog: redacted: no secrets found");
+                }
+            }
             None => out_html(&html)?,
         }
         return Ok(ExitCode::SUCCESS);
