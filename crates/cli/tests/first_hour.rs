@@ -226,3 +226,33 @@ fn export_to_a_file_says_what_it_wrote_and_html_leaves_out_the_local_path() {
         "a stream is not a file"
     );
 }
+
+#[test]
+fn an_html_page_cuts_a_long_title_at_a_word_and_says_so() {
+    let env = TestEnv::new();
+    let prompt = "Please find out why the tokenizer panics on emoji input, then fix it and add a regression test covering every character width";
+    assert!(prompt.len() > 120);
+    let session = serde_json::json!({
+        "meta": {"id": "7171e000-0000-4000-8000-000000000001", "agent": "agentlog", "cwd": "/work/demo"},
+        "entries": [{"id": "u1", "parent_id": null, "kind": "message", "role": "user",
+                     "content": [{"type": "text", "text": prompt}]}],
+        "leaf_id": "u1"
+    });
+    let p = env.write("long.json", session.to_string().as_bytes());
+    let r = env.run(&["export", p.to_str().unwrap(), "--to", "html"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let title = r
+        .stdout
+        .split("<title>")
+        .nth(1)
+        .and_then(|t| t.split("</title>").next())
+        .unwrap();
+    assert!(title.ends_with("…"), "{title}");
+    let kept = title.trim_end_matches('…');
+    assert!(prompt.starts_with(kept), "{title}");
+    assert_eq!(
+        prompt[kept.len()..].chars().next(),
+        Some(' '),
+        "cut at a word: {title}"
+    );
+}

@@ -4,7 +4,7 @@
 
 use crate::assets;
 use crate::charts::{self, Bar};
-use crate::escape::{anchor, clip, esc, url_enc};
+use crate::escape::{anchor, clip, clip_title, esc, url_enc};
 use crate::render::{num, resume_commands, Target, View};
 use agentlog_index::{Facet, Hit, PageParams, SessionInfo, SessionPage, SortBy, Stats};
 use agentlog_model::Session;
@@ -64,12 +64,7 @@ fn title_of(s: &SessionInfo) -> String {
         .find(|l| !l.trim().is_empty())
         .unwrap_or("")
         .trim();
-    let c = clip(line, 140);
-    if c.len() < line.len() {
-        format!("{c}…")
-    } else {
-        c.to_string()
-    }
+    clip_title(line, 140)
 }
 
 /// The filters of the list page, as given in its URL.
@@ -280,7 +275,7 @@ pub fn session_body(
     let _ = write!(
         s,
         "<h1>{}</h1><dl class=\"meta-grid\">",
-        esc(clip(&line, 200))
+        esc(&clip_title(&line, 200))
     );
     let mut row = |k: &str, v: &str| {
         if !v.is_empty() {
@@ -588,7 +583,7 @@ pub fn export_session_with(
         .or_else(|| session.first_prompt())
         .unwrap_or_else(|| session.meta.id.clone());
     let line = title.lines().next().unwrap_or("").to_string();
-    shell(clip(&line, 120), &body, Mode::Export, "")
+    shell(&clip_title(&line, 120), &body, Mode::Export, "")
 }
 
 /// Returns the self-contained index page of an export of several sessions.

@@ -908,7 +908,7 @@ fn session_page(
         .or(info.first_prompt.clone())
         .unwrap_or(info.session_id.clone());
     let mut page = html(pages::shell(
-        crate::escape::clip(title.lines().next().unwrap_or(""), 100),
+        &crate::escape::clip_title(title.lines().next().unwrap_or(""), 100),
         &body,
         Mode::Served,
         "",
