@@ -256,3 +256,36 @@ fn an_html_page_cuts_a_long_title_at_a_word_and_says_so() {
         "cut at a word: {title}"
     );
 }
+
+#[test]
+fn a_generated_home_is_dated_before_today_and_an_empty_list_says_which_filter_emptied_it() {
+    let env = TestEnv::new();
+    let now = agentlog_index::time::now_ms();
+    let opts = agentlog_bench::gen::GenOptions::recent(now);
+    let g = agentlog_bench::gen::generate_with(env.home(), 3_000_000, 7, &opts).unwrap();
+    let r = env.run(&["ls", "--since", "30d", "--json"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let listed: Vec<serde_json::Value> = serde_json::from_str(&r.stdout).unwrap();
+    assert!(
+        !listed.is_empty() && listed.len() < g.files.len(),
+        "the last month's sessions of {}: {}",
+        g.files.len(),
+        listed.len()
+    );
+    let r = env.run(&["ls", "--since", "2100-01-01"]);
+    assert_eq!(
+        r.stdout,
+        format!(
+            "{} sessions found, none started since 2100-01-01 00:00 UTC (--since 2100-01-01)\n",
+            g.files.len()
+        )
+    );
+    let r = env.run(&["ls", "--project", "no-such-project"]);
+    assert_eq!(
+        r.stdout,
+        format!(
+            "{} sessions found, none with a project containing \"no-such-project\" (--project)\n",
+            g.files.len()
+        )
+    );
+}
