@@ -125,6 +125,25 @@ fn an_error_says_what_went_wrong_first_and_the_hint_after() {
         "{}",
         r.stderr
     );
+    let out = env.home().join("once.md");
+    let o = out.to_str().unwrap();
+    assert_eq!(
+        env.run(&["export", &ID[..6], "--to", "md", "-o", o]).status,
+        0
+    );
+    let r = env.run(&["export", &ID[..6], "--to", "md", "-o", o]);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert!(
+        lines[0].starts_with("agentlog: error: writing "),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        lines.last(),
+        Some(&"  hint: --force replaces the file (atomically)"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]

@@ -176,10 +176,7 @@ fn force_hint<T>(
         .with_context(|| format!("writing {}", path.display()))
         .map_err(|e| {
             if existed {
-                e.context(format!(
-                    "{} exists: --force replaces the {what} (atomically)",
-                    path.display()
-                ))
+                crate::out::hinted(e, format!("--force replaces the {what} (atomically)"))
             } else {
                 e
             }
