@@ -24,6 +24,20 @@ al() {
     target/release/agentlog "$@" || echo "(exit status $?)"
 }
 
+# The first N lines of the output, and a line saying how many more there
+# were when it is cut (awk reads it all: no SIGPIPE to the writer).
+first() {
+  awk -v n="$1" 'NR <= n { print } END { if (NR > n) printf "… (%d more lines, cut by the demo)\n", NR - n }'
+}
+
+# The session id a file's name ends with (`<time>_<uuid>.jsonl`,
+# `<uuid>.jsonl`): commands name sessions by id, not by long paths.
+id_of() {
+  local stem
+  stem=$(basename "$1" .jsonl)
+  echo "${stem##*_}"
+}
+
 al formats
 al ls --limit 12
 al ls --agent claude --since 7d --limit 5
@@ -32,23 +46,26 @@ al ls --agent claude --since 7d --limit 5
 # demo (whether it does depends on timing).
 first_pi=$(find "$home/.pi" -name '*.jsonl' | sort | sed -n 1p)
 first_claude=$(find "$home/.claude/projects" -maxdepth 2 -name '*.jsonl' | sort | sed -n 1p)
-claude_id=$(basename "$first_claude" .jsonl)
-al show "${claude_id:0:8}" | sed -n 1,40p
+pi_id=$(id_of "$first_pi")
+claude_id=$(id_of "$first_claude")
+al show "${claude_id:0:8}" | first 40
 branched_pi=$(grep -l '"parentId"' "$home"/.pi/agent/sessions/*/*.jsonl | while read -r f; do
   if [ "$(grep -o '"parentId":"[0-9a-f]*"' "$f" | sort | uniq -d | sed -n 1p)" ]; then echo "$f"; fi
 done | sed -n 1p)
-al tree "${branched_pi:-$first_pi}" | tail -n 16
-al context "$first_pi" | sed -n 1,20p
-al export "$first_pi" --to markdown -o "$root/pi-session.md"
-echo "(wrote $root/pi-session.md: $(wc -l < "$root/pi-session.md") lines)"
-al convert "$first_claude" --to codex -o "$root/from-claude.codex.jsonl"
-al validate "$first_pi" "$first_claude" "$root/from-claude.codex.jsonl"
+branched_id=$(id_of "${branched_pi:-$first_pi}")
+al tree "${branched_id:0:8}" | first 24
+al context "${pi_id:0:8}" | first 20
+out=examples/generated
+al export "${pi_id:0:8}" --to markdown -o "$out/pi-session.md"
+echo "($out/pi-session.md: $(wc -l < "$out/pi-session.md") lines)"
+al convert "${claude_id:0:8}" --to codex -o "$out/from-claude.codex.jsonl"
+al validate "${pi_id:0:8}" "${claude_id:0:8}" "$out/from-claude.codex.jsonl"
 al index
 al search tokenizer --limit 3
 al search 'migrat*' --agent gemini --limit 2
 al stats --by agent
-al export "$first_claude" --to html -o "$root/claude-session.html"
-echo "(wrote $root/claude-session.html: one self-contained page; open it in a browser)"
+al export "${claude_id:0:8}" --to html -o "$out/claude-session.html"
+echo "($out/claude-session.html is one self-contained page; open it in a browser)"
 
 echo
 echo "\$ agentlog serve"

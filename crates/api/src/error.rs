@@ -11,6 +11,23 @@ pub struct Candidate {
     pub id: String,
     /// Its file.
     pub path: PathBuf,
+    /// When the file was last written, when known.
+    pub modified: Option<std::time::SystemTime>,
+    /// True when `resume` wrote it as a copy of a session of another agent.
+    pub copy: bool,
+}
+
+impl Candidate {
+    /// Its last write as `YYYY-MM-DD HH:MM` UTC, or `?`.
+    pub fn when(&self) -> String {
+        self.modified
+            .map(|t| {
+                chrono::DateTime::<chrono::Utc>::from(t)
+                    .format("%Y-%m-%d %H:%M")
+                    .to_string()
+            })
+            .unwrap_or_else(|| "?".to_string())
+    }
 }
 
 /// Errors of the library API. None names a command-line flag: front ends
@@ -111,16 +128,18 @@ fn ambiguous(prefix: &str, cands: &[Candidate]) -> String {
     );
     for c in cands.iter().take(20) {
         msg.push_str(&format!(
-            "\n  {:<9} {}  {}",
+            "\n  {:<9} {}  {}  {}{}",
             c.format,
             c.id,
-            c.path.display()
+            c.when(),
+            c.path.display(),
+            if c.copy { "  (resumed copy)" } else { "" }
         ));
     }
     if cands.len() > 20 {
         msg.push_str(&format!("\n  … and {} more", cands.len() - 20));
     }
-    msg.push_str("\ngive more characters of the id, or the path");
+    msg.push_str("\ngive more characters of the id, AGENT:ID, or the path");
     msg
 }
 

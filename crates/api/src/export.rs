@@ -34,6 +34,28 @@ pub struct Exported {
 /// The transcript targets besides the formats.
 pub const TRANSCRIPTS: &[&str] = &["markdown", "md", "text", "txt"];
 
+/// Returns what [`export`] writes, comma-separated: the transcripts
+/// (`markdown`, `text`), then `more` (a front end's own, such as `html`),
+/// then every writable format.
+///
+/// ```
+/// let t = agentlog_api::export::targets(&["html"]);
+/// assert!(t.starts_with("markdown, text, html, "), "{t}");
+/// assert!(t.contains("codex") && t.contains("json") && !t.contains("cursor"));
+/// ```
+pub fn targets(more: &[&str]) -> String {
+    let formats = agentlog_formats::registry::all()
+        .iter()
+        .filter(|f| f.can_write())
+        .map(|f| f.name());
+    ["markdown", "text"]
+        .into_iter()
+        .chain(more.iter().copied())
+        .chain(formats)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Renders `session` as `to`: `markdown`/`md`, `text`/`txt` (plain, no
 /// colour), or the name of a writable format.
 pub fn export(session: &Session, to: &str) -> Result<Exported, ApiError> {
@@ -48,7 +70,11 @@ pub fn export(session: &Session, to: &str) -> Result<Exported, ApiError> {
             fidelity: None,
         });
     }
-    let format = crate::resolve::format_named(to)?;
+    let format =
+        agentlog_formats::registry::by_name(to).ok_or_else(|| ApiError::UnknownFormat {
+            name: to.to_string(),
+            known: targets(&[]),
+        })?;
     let (written, fidelity) = format.write_session(session)?;
     Ok(Exported {
         written,

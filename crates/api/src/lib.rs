@@ -30,6 +30,7 @@
 pub mod append;
 pub mod archive;
 pub mod context;
+pub mod copies;
 pub mod doctor;
 mod error;
 pub mod example;

@@ -1,6 +1,7 @@
 //! Finding the session a front end names: a path, an id, or the start of
 //! an id, among every session discovery finds.
 
+use crate::copies::CopyRecord;
 use crate::error::Candidate;
 use crate::list::{par_map, read_found};
 use crate::{ApiError, Settings};
@@ -24,6 +25,56 @@ fn exists(p: &Path) -> bool {
         || agentlog_formats::archived::is_kept_only(p)
 }
 
+/// Which file to take when one session id names several (a session
+/// resumed in another agent keeps its id there).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Prefer {
+    /// The original: the file that is not a copy `resume` wrote (the
+    /// first made, when that is not known).
+    #[default]
+    Original,
+    /// The file written to last.
+    Newest,
+}
+
+/// How to resolve a session argument.
+#[derive(Clone, Debug, Default)]
+pub struct ResolveOptions {
+    /// Only sessions of this agent (format). An argument `AGENT:ID` names
+    /// the agent too.
+    pub agent: Option<String>,
+    /// Which file to take when the id is in several.
+    pub prefer: Prefer,
+}
+
+/// A resolved session, and the other files holding the same session (the
+/// same id in other agents, or copies beside it).
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    /// The file taken.
+    pub found: Found,
+    /// The file taken, as a candidate (its id, time, whether it is a copy).
+    pub chosen: Candidate,
+    /// The other files with the same id, not taken.
+    pub others: Vec<Candidate>,
+}
+
+/// Splits `AGENT:ID` into the agent and the id, when what comes before the
+/// first `:` is an agent's name; otherwise `(None, arg)`.
+///
+/// ```
+/// use agentlog_api::resolve::split_agent;
+/// assert_eq!(split_agent("codex:5e55f0"), (Some("codex"), "5e55f0"));
+/// assert_eq!(split_agent("5e55f0"), (None, "5e55f0"));
+/// assert_eq!(split_agent("nope:5e55f0"), (None, "nope:5e55f0"));
+/// ```
+pub fn split_agent(arg: &str) -> (Option<&str>, &str) {
+    match arg.split_once(':') {
+        Some((agent, id)) if registry::by_name(agent).is_some() => (Some(agent), id),
+        _ => (None, arg),
+    }
+}
+
 /// Returns the session `arg` names: an existing path as is (its format
 /// detected), otherwise the session whose id is `arg` or starts with it.
 ///
@@ -31,20 +82,43 @@ fn exists(p: &Path) -> bool {
 /// a trailing UUID, a chat directory's name), then, when none matches,
 /// against the ids inside the files. An id that is the whole id of one
 /// session wins over longer ones it prefixes; otherwise a prefix matching
-/// several sessions is [`ApiError::Ambiguous`], listing them.
+/// several sessions is [`ApiError::Ambiguous`], listing them. `AGENT:ID`
+/// looks among that agent's sessions only. One id in several files (a
+/// session resumed in another agent) is not ambiguous: the original is
+/// taken (see [`resolve_with`]).
 pub fn resolve(settings: &Settings, arg: &str) -> Result<Found, ApiError> {
+    Ok(resolve_with(settings, arg, &ResolveOptions::default())?.found)
+}
+
+/// Returns the session `arg` names as [`resolve`] does, with `opts`: only
+/// an agent's sessions, and which file to take when the id is in several
+/// (the original unless [`Prefer::Newest`]); the others are returned too,
+/// for a front end to say which copies exist.
+pub fn resolve_with(
+    settings: &Settings,
+    arg: &str,
+    opts: &ResolveOptions,
+) -> Result<Resolved, ApiError> {
     crate::kept::attach(settings);
     let p = Path::new(arg);
     if exists(p) {
         let format = registry::detect(p)?;
-        return Ok(Found {
+        let found = Found {
             path: p.to_path_buf(),
             format: format.name(),
+        };
+        return Ok(Resolved {
+            chosen: candidate(&found, String::new(), &[]),
+            found,
+            others: Vec::new(),
         });
     }
+    let (named, id) = split_agent(arg);
+    let agent = opts.agent.as_deref().or(named);
     let looks_like_path =
-        arg.is_empty() || arg.contains(std::path::MAIN_SEPARATOR) || arg.contains('/');
-    let formats = settings.formats(&[])?;
+        id.is_empty() || id.contains(std::path::MAIN_SEPARATOR) || id.contains('/');
+    let agents: Vec<String> = agent.map(String::from).into_iter().collect();
+    let formats = settings.formats(&agents)?;
     let found = if looks_like_path {
         Vec::new()
     } else {
@@ -55,7 +129,8 @@ pub fn resolve(settings: &Settings, arg: &str) -> Result<Found, ApiError> {
             Some(&formats),
         )
     };
-    resolve_among(&found, arg)
+    let copies = crate::copies::recorded(settings);
+    resolve_among_with(&found, id, &copies, opts.prefer)
 }
 
 /// Returns the path `arg` names: an existing path as is (whatever its
@@ -70,8 +145,20 @@ pub fn resolve_path(settings: &Settings, arg: &str) -> Result<PathBuf, ApiError>
 }
 
 /// Returns the session of `found` whose id is `arg` or starts with it (see
-/// [`resolve`]).
+/// [`resolve`]), knowing no recorded copies.
 pub fn resolve_among(found: &[Found], arg: &str) -> Result<Found, ApiError> {
+    Ok(resolve_among_with(found, arg, &[], Prefer::Original)?.found)
+}
+
+/// Returns the session of `found` whose id is `arg` or starts with it;
+/// `copies` are the copies `resume` recorded, `prefer` which file to take
+/// when the id is in several (see [`resolve_with`]).
+pub fn resolve_among_with(
+    found: &[Found],
+    arg: &str,
+    copies: &[CopyRecord],
+    prefer: Prefer,
+) -> Result<Resolved, ApiError> {
     let not_found = || ApiError::NotFound {
         id: arg.to_string(),
         searched: found.len(),
@@ -88,7 +175,7 @@ pub fn resolve_among(found: &[Found], arg: &str) -> Result<Found, ApiError> {
                 .map(|id| (f, id))
         })
         .collect();
-    if let Some(f) = pick(arg, by_name)? {
+    if let Some(f) = pick(arg, by_name, copies, prefer)? {
         return Ok(f);
     }
     let ids = par_map(found, &|_, _| {}, |f| {
@@ -103,7 +190,7 @@ pub fn resolve_among(found: &[Found], arg: &str) -> Result<Found, ApiError> {
                 .map(|id| (f, id))
         })
         .collect();
-    pick(arg, by_content)?.ok_or_else(not_found)
+    pick(arg, by_content, copies, prefer)?.ok_or_else(not_found)
 }
 
 /// Reads the session `arg` names (see [`resolve`]) with the format `from`,
@@ -113,40 +200,104 @@ pub fn read(
     arg: &str,
     from: Option<&str>,
 ) -> Result<(PathBuf, &'static dyn Format, Read), ApiError> {
-    let (path, format) = match from {
-        // A named format reads a file it would not be detected as.
-        Some(name) if exists(Path::new(arg)) => (PathBuf::from(arg), format_named(name)?),
-        Some(name) => (resolve(settings, arg)?.path, format_named(name)?),
-        None => {
-            let found = resolve(settings, arg)?;
-            (found.path, format_named(found.format)?)
-        }
-    };
-    let read = format.read_path(&path)?;
+    let (path, format, read, _) = read_with(settings, arg, from, &ResolveOptions::default())?;
     Ok((path, format, read))
 }
 
-/// Picks the one candidate, the one whose id is exactly `arg`, or fails
-/// listing them all.
-fn pick(arg: &str, cands: Vec<(&Found, String)>) -> Result<Option<Found>, ApiError> {
-    if cands.len() <= 1 {
-        return Ok(cands.into_iter().next().map(|(f, _)| f.clone()));
+/// Reads the session `arg` names with `opts` (see [`resolve_with`]) and
+/// the format `from`, or the one that found or detects it; returns the
+/// resolution too (what other files hold the session).
+pub fn read_with(
+    settings: &Settings,
+    arg: &str,
+    from: Option<&str>,
+    opts: &ResolveOptions,
+) -> Result<(PathBuf, &'static dyn Format, Read, Option<Resolved>), ApiError> {
+    let (path, format, resolved) = match from {
+        // A named format reads a file it would not be detected as.
+        Some(name) if exists(Path::new(arg)) => (PathBuf::from(arg), format_named(name)?, None),
+        Some(name) => {
+            let r = resolve_with(settings, arg, opts)?;
+            (r.found.path.clone(), format_named(name)?, Some(r))
+        }
+        None => {
+            let r = resolve_with(settings, arg, opts)?;
+            (r.found.path.clone(), format_named(r.found.format)?, Some(r))
+        }
+    };
+    let read = format.read_path(&path)?;
+    Ok((path, format, read, resolved))
+}
+
+fn candidate(f: &Found, id: String, copies: &[CopyRecord]) -> Candidate {
+    Candidate {
+        format: f.format.to_string(),
+        id,
+        path: f.path.clone(),
+        modified: crate::copies::modified(&f.path),
+        copy: crate::copies::is_copy(copies, &f.path),
     }
-    let exact: Vec<_> = cands.iter().filter(|(_, id)| id == arg).collect();
-    if let [one] = exact.as_slice() {
-        return Ok(Some(one.0.clone()));
+}
+
+/// Picks the one candidate, the one whose id is exactly `arg`, the one
+/// `prefer` says of several files with the same id, or fails listing them
+/// all.
+fn pick(
+    arg: &str,
+    cands: Vec<(&Found, String)>,
+    copies: &[CopyRecord],
+    prefer: Prefer,
+) -> Result<Option<Resolved>, ApiError> {
+    let mut cands = cands;
+    if cands.is_empty() {
+        return Ok(None);
+    }
+    if cands.iter().filter(|(_, id)| id == arg).count() >= 1 {
+        cands.retain(|(_, id)| id == arg);
+    }
+    let first_id = cands[0].1.clone();
+    if cands.iter().all(|(_, id)| *id == first_id) {
+        return Ok(Some(choose(cands, copies, prefer)));
     }
     Err(ApiError::Ambiguous {
         prefix: arg.to_string(),
         candidates: cands
             .into_iter()
-            .map(|(f, id)| Candidate {
-                format: f.format.to_string(),
-                id,
-                path: f.path.clone(),
-            })
+            .map(|(f, id)| candidate(f, id, copies))
             .collect(),
     })
+}
+
+/// Takes one of `cands`, files holding the same session id: the original
+/// (not a recorded copy; of several, the first made) or the newest.
+fn choose(cands: Vec<(&Found, String)>, copies: &[CopyRecord], prefer: Prefer) -> Resolved {
+    let mut all: Vec<(Found, Candidate, Option<std::time::SystemTime>)> = cands
+        .into_iter()
+        .map(|(f, id)| {
+            let c = candidate(f, id, copies);
+            (f.clone(), c, crate::copies::made(&f.path))
+        })
+        .collect();
+    // The chosen one goes first; the rest keep discovery's order.
+    let best = match prefer {
+        Prefer::Original => all
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, (_, c, made))| (c.copy, made.is_none(), *made, *i))
+            .map(|(i, _)| i),
+        Prefer::Newest => all
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, (_, c, _))| (c.modified, std::cmp::Reverse(*i)))
+            .map(|(i, _)| i),
+    }
+    .unwrap_or(0);
+    let (found, chosen, _) = all.remove(best);
+    Resolved {
+        found,
+        chosen,
+        others: all.into_iter().map(|(_, c, _)| c).collect(),
+    }
 }
 
 /// Returns the ids a session's path carries: the file stem (the chat
@@ -248,10 +399,15 @@ pub fn pick_id<'a, S: AsRef<str>>(
             prefix: arg.to_string(),
             candidates: many
                 .iter()
-                .map(|id| Candidate {
-                    format: kind.to_string(),
-                    id: id.to_string(),
-                    path: path_of(id),
+                .map(|id| {
+                    let path = path_of(id);
+                    Candidate {
+                        format: kind.to_string(),
+                        id: id.to_string(),
+                        modified: crate::copies::modified(&path),
+                        copy: false,
+                        path,
+                    }
                 })
                 .collect(),
         }),

@@ -34,6 +34,9 @@ pub struct ResumeParams {
     pub cwd: Option<PathBuf>,
     /// Plan only: convert and report, write nothing.
     pub dry_run: bool,
+    /// The file the session was read from, recorded with the copy (see
+    /// [`crate::copies`]).
+    pub source: Option<PathBuf>,
 }
 
 impl ResumeParams {
@@ -43,6 +46,7 @@ impl ResumeParams {
             target: target.to_string(),
             cwd: None,
             dry_run: false,
+            source: None,
         }
     }
 }
@@ -104,6 +108,17 @@ pub fn resume(
         ));
     }
     if !params.dry_run {
+        // Recorded first: a copy is never written unrecorded, and a
+        // record whose copy failed names no file anyone finds.
+        crate::copies::record(
+            settings,
+            &crate::copies::CopyRecord {
+                id: session.meta.id.clone(),
+                agent: target.name().to_string(),
+                path: plan.path.clone(),
+                from: params.source.clone(),
+            },
+        )?;
         match &written {
             Written::File(bytes) => {
                 write_file_with(&plan.path, Existing::Refuse, |w: &mut dyn Write| {
@@ -287,6 +302,7 @@ mod tests {
             target: "claude".into(),
             cwd: Some(PathBuf::from("/srv/my proj")),
             dry_run: true,
+            source: None,
         };
         let done = resume(&lib.settings, &session, &p).unwrap();
         assert!(!done.written && !done.path.exists());

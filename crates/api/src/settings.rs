@@ -152,7 +152,7 @@ pub fn check_name(name: &str) -> Result<(), ApiError> {
     if registry::by_name(name).is_none() {
         return Err(ApiError::UnknownAgent {
             name: name.to_string(),
-            known: registry::names(),
+            known: registry::agent_names(),
         });
     }
     Ok(())

@@ -1,7 +1,8 @@
 //! `agentlog-bench`: writes deterministic corpora of agent sessions.
 //!
-//! `agentlog-bench gen --size 1GB --out DIR [--seed N]` writes sessions of
-//! every supported agent in their native formats and layouts under DIR
+//! `agentlog-bench gen --size 1GB --out DIR [--seed N] [--today DAY]`
+//! writes sessions of every supported agent, dated over the 180 days
+//! before today, in their native formats and layouts under DIR
 //! (`DIR/.claude/projects/…`, `DIR/.codex/sessions/…`, …); run `agentlog`
 //! with `HOME=DIR` to find them.
 
@@ -39,6 +40,11 @@ enum Command {
         /// branch), dated over the two weeks before today.
         #[arg(long)]
         demo: bool,
+        /// Date the sessions as if today were this day (YYYY-MM-DD):
+        /// sessions start over the 180 days (--demo: 14) before it, so the
+        /// same seed, size and day give the same files. Default: today.
+        #[arg(long, value_name = "DAY")]
+        today: Option<String>,
     },
     /// Peak memory of whole agentlog commands per MB of input: a large pi
     /// session (show, validate, tree, index) and a pi header followed by
@@ -186,14 +192,25 @@ fn main() -> anyhow::Result<()> {
             out,
             seed,
             demo,
+            today,
         } => {
             let bytes = agentlog_bench::parse_size(&size)
                 .ok_or_else(|| anyhow!("--size {size:?}: expected a size like 5MB or 1GB"))?;
+            let now_ms = match &today {
+                None => chrono::Utc::now().timestamp_millis(),
+                Some(day) => chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")
+                    .ok()
+                    .and_then(|d| d.and_hms_opt(12, 0, 0))
+                    .map(|t| t.and_utc().timestamp_millis())
+                    .ok_or_else(|| anyhow!("--today {day:?}: expected a day like 2026-12-01"))?,
+            };
             let started = std::time::Instant::now();
+            // Dated before today, as an agent's sessions are: `ls --since
+            // 30d` finds the last month's.
             let opts = if demo {
-                agentlog_bench::gen::GenOptions::demo(chrono::Utc::now().timestamp_millis(), 14)
+                agentlog_bench::gen::GenOptions::demo(now_ms, 14)
             } else {
-                agentlog_bench::gen::GenOptions::default()
+                agentlog_bench::gen::GenOptions::recent(now_ms)
             };
             let g = agentlog_bench::gen::generate_with(&out, bytes, seed, &opts)
                 .with_context(|| format!("writing the corpus under {}", out.display()))?;

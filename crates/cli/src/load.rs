@@ -14,17 +14,90 @@ pub fn format_named(name: &str) -> anyhow::Result<&'static dyn Format> {
 fn hint(e: ApiError) -> anyhow::Error {
     match e {
         ApiError::NotFound { .. } => {
-            anyhow::Error::new(e).context("`agentlog ls` lists the sessions and their ids")
+            crate::out::hinted(e, "`agentlog ls` lists the sessions and their ids")
         }
         e => e.into(),
     }
 }
 
+/// Which file a session argument names when its id is in several agents
+/// (a session resumed in another agent keeps its id there).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Which {
+    /// When the session's id is in several agents (after `resume --in`),
+    /// take this agent's (also written AGENT:ID).
+    #[arg(long, value_name = "AGENT")]
+    pub agent: Option<String>,
+    /// When the session's id is in several files, take the one written
+    /// last (by default: the original, not a resumed copy).
+    #[arg(long)]
+    pub newest: bool,
+}
+
+impl Which {
+    fn options(&self) -> agentlog_api::resolve::ResolveOptions {
+        use agentlog_api::resolve::{Prefer, ResolveOptions};
+        ResolveOptions {
+            agent: self.agent.clone(),
+            prefer: if self.newest {
+                Prefer::Newest
+            } else {
+                Prefer::Original
+            },
+        }
+    }
+}
+
+/// Says on stderr which file of several holding one session was taken,
+/// and how to name another.
+fn say_others(r: &agentlog_api::resolve::Resolved, which: &Which) {
+    if r.others.is_empty() {
+        return;
+    }
+    let c = &r.chosen;
+    let kind = match (which.newest, c.copy) {
+        (true, _) => "the newest",
+        (false, true) => "a resumed copy",
+        (false, false) => "the original",
+    };
+    crate::eprintln_clean!(
+        "agentlog: {} is in {} files; reading {kind}: {} {} {}",
+        c.id,
+        r.others.len() + 1,
+        c.format,
+        c.when(),
+        c.path.display()
+    );
+    for o in &r.others {
+        crate::eprintln_clean!(
+            "  also  {} {} {}{}",
+            o.format,
+            o.when(),
+            o.path.display(),
+            if o.copy { " (resumed copy)" } else { "" }
+        );
+    }
+    crate::eprintln_clean!(
+        "  name another with --agent AGENT (or AGENT:ID), or take the newest with --newest"
+    );
+}
+
 /// Returns the path a session argument names: an existing path as is;
 /// otherwise an id (or id prefix) looked up among discovered sessions.
 pub fn resolve(arg: &str) -> anyhow::Result<PathBuf> {
+    resolve_which(arg, &Which::default())
+}
+
+/// Returns the path a session argument names, as [`resolve`] does, taking
+/// the file `which` says when the id is in several.
+pub fn resolve_which(arg: &str, which: &Which) -> anyhow::Result<PathBuf> {
     let settings = crate::config::settings(&[])?;
-    agentlog_api::resolve::resolve_path(&settings, arg).map_err(hint)
+    if std::path::Path::new(arg).exists() {
+        return Ok(PathBuf::from(arg));
+    }
+    let r = agentlog_api::resolve::resolve_with(&settings, arg, &which.options()).map_err(hint)?;
+    say_others(&r, which);
+    Ok(r.found.path)
 }
 
 /// Sessions read by path below this size are read without transparent
@@ -47,11 +120,17 @@ pub fn small_heap(arg: &str) {
     }
 }
 
-/// Reads the session at `arg` with format `from`, or the detected one.
+/// Reads the session at `arg` with format `from`, or the detected one,
+/// taking the file `which` says when the id is in several (and saying
+/// which others there are).
 ///
 /// `-` reads standard input (up to the input size cap); any other path
 /// must be a regular file (never a FIFO or a device).
-pub fn read(arg: &str, from: Option<&str>) -> anyhow::Result<(PathBuf, &'static dyn Format, Read)> {
+pub fn read_which(
+    arg: &str,
+    from: Option<&str>,
+    which: &Which,
+) -> anyhow::Result<(PathBuf, &'static dyn Format, Read)> {
     use agentlog_formats::registry;
     use anyhow::Context;
     if arg == "-" {
@@ -73,15 +152,19 @@ pub fn read(arg: &str, from: Option<&str>) -> anyhow::Result<(PathBuf, &'static 
         return Ok((path, format, read));
     }
     let settings = crate::config::settings(&[])?;
-    let read = agentlog_api::resolve::read(&settings, arg, from).map_err(hint)?;
-    if agentlog_formats::archived::is_kept_only(&read.0) {
+    let (path, format, read, resolved) =
+        agentlog_api::resolve::read_with(&settings, arg, from, &which.options()).map_err(hint)?;
+    if let Some(r) = &resolved {
+        say_others(r, which);
+    }
+    if agentlog_formats::archived::is_kept_only(&path) {
         crate::eprintln_clean!(
             "agentlog: {} is gone from disk (its agent deleted it); read from agentlog's archive (`agentlog restore {}` puts it back)",
-            read.0.display(),
+            path.display(),
             arg
         );
     }
-    Ok(read)
+    Ok((path, format, read))
 }
 
 #[cfg(all(test, target_os = "linux"))]

@@ -189,18 +189,37 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) if out::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            crate::eprintln_clean!("agentlog: error: {err}");
+            // What went wrong first, then its causes, then what to do
+            // about it (a hint attached as context is not the error).
+            let hints: Vec<String> = err
+                .downcast_ref::<out::Hint>()
+                .map(|h| h.0.clone())
+                .into_iter()
+                .collect();
+            let chain: Vec<String> = err
+                .chain()
+                .map(|c| c.to_string())
+                .filter(|t| !hints.contains(t))
+                .collect();
+            let mut chain = chain.into_iter().peekable();
+            let mut said = chain.next().unwrap_or_else(|| err.to_string());
+            // A flag's name alone (`--agent`) says where, not what: it
+            // leads the cause (`--agent: unknown agent "x"; …`).
+            if said.starts_with("--") && !said.contains(char::is_whitespace) {
+                if let Some(next) = chain.next() {
+                    said = format!("{said}: {next}");
+                }
+            }
+            crate::eprintln_clean!("agentlog: error: {said}");
             // A cause the line above ends with (`PATH: CAUSE`, then
             // `CAUSE`) is not said twice.
-            let mut said = err.to_string();
-            for cause in err.chain().skip(1) {
-                let text = cause.to_string();
+            for text in chain {
                 if !said.ends_with(&text) {
                     crate::eprintln_clean!("  caused by: {text}");
                 }
                 said = text;
             }
-            if let Some(hint) = hint(&err) {
+            for hint in hints.iter().map(String::as_str).chain(hint(&err)) {
                 crate::eprintln_clean!("  hint: {hint}");
             }
             if is_usage(&err) {

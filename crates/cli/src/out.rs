@@ -4,6 +4,23 @@ use agentlog_formats::render::sanitize::sanitize;
 use serde::Serialize;
 use std::io::{self, IsTerminal, Write};
 
+/// What to do about an error, in this command line's terms, attached to
+/// it with [`hinted`]: `main` prints it after the error and its causes,
+/// never in their place.
+#[derive(Debug)]
+pub struct Hint(pub String);
+
+impl std::fmt::Display for Hint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Returns `err` with `hint` attached (see [`Hint`]).
+pub fn hinted(err: impl Into<anyhow::Error>, hint: impl Into<String>) -> anyhow::Error {
+    err.into().context(Hint(hint.into()))
+}
+
 /// True when the error (or a cause) is a closed pipe: `agentlog … | head`
 /// is a normal use, not a failure.
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {

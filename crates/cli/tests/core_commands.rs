@@ -142,7 +142,7 @@ fn export_to_an_unknown_target_names_the_known_ones() {
     assert_eq!(r.status, 2);
     assert!(
         r.stderr
-            .contains("unknown format \"yaml\"; known formats: pi, claude"),
+            .contains("unknown format \"yaml\"; known formats: markdown, text, html, pi, claude"),
         "{}",
         r.stderr
     );

@@ -402,7 +402,7 @@ fn ls_from_the_index_catalog_lists_the_same_sessions() {
         let from_files = home.run(&[&["ls", "--files"], &flags[..]].concat());
         let from_index = home.run(&[&["ls", "--cached"], &flags[..]].concat());
         assert!(
-            from_index.stdout.starts_with("no sessions found"),
+            from_index.stdout.contains(" found, none "),
             "{flags:?}: {}",
             from_index.stdout
         );
@@ -417,7 +417,7 @@ fn ls_from_the_index_catalog_lists_the_same_sessions() {
     let out = home.run(&["ls", "--cached", "--project", "/", "--since", "2100-01-01"]);
     assert!(
         out.stdout.starts_with(&format!(
-            "no sessions found: {in_project} sessions found, none started since"
+            "{in_project} sessions found in a project containing \"/\", none started since"
         )),
         "{}",
         out.stdout

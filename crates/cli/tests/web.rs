@@ -1038,3 +1038,36 @@ fn serve_beyond_loopback_needs_its_token_and_redacts_what_is_appended() {
     assert_eq!(leaked(&got, &secrets), Vec::<&str>::new());
     assert!(got.matches("[REDACTED:").count() >= 2, "{got}");
 }
+
+#[test]
+fn serve_search_counts_the_hits_as_the_command_line_does() {
+    let env = TestEnv::new();
+    let mut session = agentlog_model::Session::new(agentlog_model::SessionMeta::new(
+        "5ea4c400-0000-4000-8000-000000000001",
+        agentlog_model::Agent::Pi,
+    ));
+    session.meta.cwd = Some("/home/dev/zoo".into());
+    let mut parent: Option<String> = None;
+    for n in 0..150 {
+        let id = format!("p{n}");
+        session.push(agentlog_model::Entry::new(
+            &id,
+            parent.clone(),
+            agentlog_model::EntryKind::Message(agentlog_model::Message::text(
+                agentlog_model::Role::User,
+                format!("feed the zebra number {n}"),
+            )),
+        ));
+        parent = Some(id);
+    }
+    place_pi(&env, &session);
+    let cli = env.run(&["search", "zebra", "--limit", "100"]);
+    assert!(
+        cli.stdout.contains("showing the best 100 of 150 hits"),
+        "{}",
+        cli.stdout
+    );
+    let s = start(&env, &[]);
+    let (_, body) = get(s.port, "/search?q=zebra", &host_of(&s), None);
+    assert!(body.contains("the best 100 of 150 hits"), "{body}");
+}

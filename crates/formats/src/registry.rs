@@ -49,6 +49,17 @@ pub fn names() -> String {
         .join(", ")
 }
 
+/// Returns the comma-separated names of the formats that are an agent's
+/// (every format but agentlog's own `json`).
+pub fn agent_names() -> String {
+    all()
+        .iter()
+        .filter(|f| f.agent() != agentlog_model::Agent::Agentlog)
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 pub use crate::input::HEAD_BYTES;
 
 /// Returns the format that is surest `path` is its own.

@@ -192,6 +192,65 @@ pub fn run(make: &mut dyn FnMut() -> Box<dyn Backend>, dir: &Path, sessions: &[S
     check_pages(fresh().as_ref(), &expected);
     check_under(fresh().as_ref(), dir, &expected);
     check_update(fresh(), &found, &expected);
+    check_resumed_copy(make, &dir.join("resumed"));
+}
+
+/// A session resumed in another agent: the copy keeps the session id and
+/// replays the original's responses (without their response ids, which
+/// the target format had no place for), then adds one of its own. Each
+/// response counts once, the replayed ones at the original's agent.
+fn check_resumed_copy(make: &mut dyn FnMut() -> Box<dyn Backend>, dir: &Path) {
+    let id = "5e5510ed-0000-4000-8000-000000000001";
+    let t0 = 1_750_000_000_000;
+    let answer = |n: i64, rid: Option<&str>| {
+        let mut a = Message::text(Role::Assistant, format!("answer {n}"));
+        a.id = rid.map(String::from);
+        a.model = Some("gpt-5-codex".to_string());
+        a.usage = Some(Usage {
+            input: 100 + n as u64,
+            output: 10,
+            ..Usage::default()
+        });
+        Entry::new(format!("a{n}"), None, EntryKind::Message(a)).at(Timestamp::Millis(t0 + n))
+    };
+    let mut original = Session::new(SessionMeta::new(id, Agent::Claude));
+    let mut copy = Session::new(SessionMeta::new(id, Agent::Codex));
+    for n in 1..=2 {
+        original.push(answer(n, Some(&format!("resp-{n}"))));
+        copy.push(answer(n, None));
+    }
+    copy.push(answer(3, None));
+    let found = write(dir, &[copy, original]);
+    let mut b = make();
+    let name = b.name();
+    if let Err(e) = b.update(&UpdateParams { found }, &mut |_| {}) {
+        panic!("conformance: {name} update: {e}");
+    }
+    let b = b.as_ref();
+    let st = ok(b, "stats", b.stats(&StatsParams::default()));
+    assert_eq!(
+        (st.total.responses, st.total.input),
+        (3, 101 + 102 + 103),
+        "{name}: a resumed copy's replayed responses count once: {st:?}"
+    );
+    let agents = ok(
+        b,
+        "stats by agent",
+        b.stats(&StatsParams {
+            by: GroupBy::Agent,
+            ..StatsParams::default()
+        }),
+    );
+    let got: BTreeMap<String, u64> = agents
+        .rows
+        .iter()
+        .map(|r| (r.key.clone(), r.responses))
+        .collect();
+    let want: BTreeMap<String, u64> = [("claude".to_string(), 2), ("codex".to_string(), 1)].into();
+    assert_eq!(
+        got, want,
+        "{name}: replayed responses count at the original's agent"
+    );
 }
 
 /// What the suite expects of one session, computed from the model.

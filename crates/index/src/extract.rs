@@ -4,8 +4,10 @@
 
 use agentlog_model::{
     only_tool_results, Block, BlockKind, Counted, Entry, EntryKind, Message, Role, Session,
+    DERIVED_FROM,
 };
 use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 
 /// At most this many bytes of each document column are indexed; the rest of
 /// a huge tool output or file dump is left to the session file itself.
@@ -116,6 +118,19 @@ pub fn extract(session: &Session) -> Extracted {
     let mut usage = Vec::new();
     let mut first_ts: Option<i64> = None;
     let mut last_ts: Option<i64> = None;
+    // A message a reader derived from a record (codelia's run records) is
+    // what is searched of both: it reads as the conversation does (the
+    // record's JSON around the text is not searched), and it is found
+    // once, dated and placed as its record.
+    let records: HashMap<&str, (Option<i64>, Option<u64>)> = session
+        .entries
+        .iter()
+        .map(|e| (e.id.as_str(), (entry_ms(e), e.line)))
+        .collect();
+    fn derived_from(e: &Entry) -> Option<&str> {
+        e.extra.get(DERIVED_FROM).and_then(Value::as_str)
+    }
+    let viewed: HashSet<&str> = session.entries.iter().filter_map(derived_from).collect();
     for e in &session.entries {
         let ts = entry_ms(e);
         if let Some(t) = ts {
@@ -125,7 +140,18 @@ pub fn extract(session: &Session) -> Extracted {
         if let Some(u) = usage_of(e, ts, meta.model.model.as_deref()) {
             usage.push(u);
         }
-        docs.push(doc_of(e, ts));
+        let record = derived_from(e).and_then(|r| records.get(r));
+        let mut d = doc_of(e, ts.or_else(|| record.and_then(|r| r.0)));
+        if d.line.is_none() {
+            d.line = record.and_then(|r| r.1);
+        }
+        if viewed.contains(e.id.as_str()) {
+            d.text.clear();
+            d.thinking.clear();
+            d.tools.clear();
+            d.output.clear();
+        }
+        docs.push(d);
     }
     let first_prompt = session.first_prompt().map(|p| cut(p.trim(), 500));
     let title = meta

@@ -3,8 +3,10 @@
 //! Each model response is counted once: readers give one message per API
 //! response with its usage, and a response id seen in several files (a
 //! forked or resumed session replays its parent) is counted at its first
-//! row only. Input tokens exclude cached ones (the model's `Usage.input`;
-//! the Codex reader subtracts them). Days are UTC.
+//! row only, and so is a response a session resumed in another agent
+//! replays without its id (the same session id, time and tokens). Input
+//! tokens exclude cached ones (the model's `Usage.input`; the Codex reader
+//! subtracts them). Days are UTC.
 
 use crate::error::SqlContext;
 use crate::prices;
@@ -123,10 +125,23 @@ pub struct Stats {
     pub total: StatRow,
 }
 
-/// The usage rows counted: each response once (a response id seen in
-/// several files counts at its first row), within the time range `?1`..`?2`.
+/// The usage rows counted: each response once, within the time range
+/// `?1`..`?2`. A response id seen in several files counts at its first
+/// row. A session resumed in another agent keeps its id there, and the
+/// copy's responses are the original's, often without their ids (the
+/// target format has no place for them): a row of a file with the same
+/// session id, time and tokens as a row of another file is the same
+/// response, counted at the row that has a response id (the original's),
+/// else at the first.
 const COUNTED: &str = "(u.response_id IS NULL
                     OR u.id = (SELECT min(id) FROM usage WHERE response_id = u.response_id))
+               AND (u.ts_ms IS NULL OR NOT EXISTS (
+                    SELECT 1 FROM sessions t JOIN usage v ON v.session = t.id
+                     WHERE t.session_id = s.session_id AND t.id <> u.session
+                       AND v.ts_ms = u.ts_ms AND v.input = u.input AND v.output = u.output
+                       AND v.cache_read = u.cache_read AND v.cache_write = u.cache_write
+                       AND ((v.response_id IS NOT NULL AND u.response_id IS NULL)
+                            OR ((v.response_id IS NULL) = (u.response_id IS NULL) AND v.id < u.id))))
                AND (?1 IS NULL OR u.ts_ms >= ?1)
                AND (?2 IS NULL OR u.ts_ms < ?2)";
 

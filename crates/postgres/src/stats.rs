@@ -2,8 +2,10 @@
 //!
 //! The same rules as the SQLite index ([`agentlog_index::Stats`]): each
 //! response counted once (a response id seen in several files counts at its
-//! first row, which pushes mark: `usage.counted`, see [`crate::schema`]),
-//! UTC days, cost from the recorded cost or the price table.
+//! first row, which pushes mark: `usage.counted`, see [`crate::schema`];
+//! a resumed copy's replayed responses, with the same session id, time and
+//! tokens, count once), UTC days, cost from the recorded cost or the price
+//! table.
 
 use crate::typed::Typed;
 use crate::{PgError, PgIndex};
@@ -34,7 +36,22 @@ impl PgIndex {
             || !projects.is_empty()
             || matches!(p.by, GroupBy::Project | GroupBy::Agent);
         let mut t = Typed::new();
-        let mut cond = String::from("u.counted");
+        // A session resumed in another agent keeps its id there, and the
+        // copy's responses, often without their ids, are the original's:
+        // a row with the same session id, time and tokens as a row of
+        // another file counts at the one with a response id, else at the
+        // first (as the SQLite index counts them).
+        let mut cond = String::from(
+            "u.counted AND (u.ts_ms IS NULL OR NOT EXISTS (
+               SELECT 1 FROM sessions us
+                 JOIN sessions t ON t.session_id = us.session_id AND t.id <> us.id
+                 JOIN usage v ON v.session = t.id
+                WHERE us.id = u.session
+                  AND v.ts_ms = u.ts_ms AND v.input = u.input AND v.output = u.output
+                  AND v.cache_read = u.cache_read AND v.cache_write = u.cache_write
+                  AND ((v.response_id IS NOT NULL AND u.response_id IS NULL)
+                       OR ((v.response_id IS NULL) = (u.response_id IS NULL) AND v.id < u.id))))",
+        );
         if let Some(since) = p.since_ms {
             cond.push_str(&format!(" AND u.ts_ms >= {}", t.arg(since, Type::INT8)));
         }

@@ -94,9 +94,32 @@ pub fn clip(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
+/// `s` as a title of at most `max` bytes and a `…`: whole when it fits,
+/// else cut at the last space in its last third (at `max` when there is
+/// none: one long word), with `…` saying it was cut.
+pub fn clip_title(s: &str, max: usize) -> String {
+    let c = clip(s, max);
+    if c.len() == s.len() {
+        return s.to_string();
+    }
+    let at_word = match c.rfind(char::is_whitespace) {
+        Some(i) if i >= max * 2 / 3 => &c[..i],
+        _ => c,
+    };
+    format!("{}…", at_word.trim_end())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_title_is_cut_at_a_word_with_an_ellipsis() {
+        assert_eq!(clip_title("short", 10), "short");
+        assert_eq!(clip_title("the tokenizer panics", 16), "the tokenizer…");
+        assert_eq!(clip_title("abcdefghijklmnop", 8), "abcdefgh…");
+        assert_eq!(clip_title("é é é é é", 5), "é é…");
+    }
 
     #[test]
     fn escapes_markup_and_quotes() {

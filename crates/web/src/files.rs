@@ -98,7 +98,9 @@ pub fn session_page_with(
     shown: &str,
     redact: bool,
 ) -> Result<(String, agentlog_redact::Report), ExportError> {
-    let mut shown = shown.to_string();
+    // A page is written to be shared: it names the session's file, not
+    // where it is on this machine (`/home/<user>/.claude/projects/…`).
+    let mut shown = last_part(shown);
     let mut report = agentlog_redact::Report::default();
     crate::render::keep_shown(session);
     for (_, sub) in subagents.iter_mut() {
@@ -116,6 +118,17 @@ pub fn session_page_with(
         crate::pages::export_session_with(session, &shown, subagents),
         report,
     ))
+}
+
+/// The last part of the path `shown` (a member of a multi-session file
+/// keeps its `#member`).
+fn last_part(shown: &str) -> String {
+    shown
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(shown)
+        .to_string()
 }
 
 /// Reads the subagent sessions kept beside the session file at `path` on

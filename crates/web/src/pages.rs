@@ -4,7 +4,7 @@
 
 use crate::assets;
 use crate::charts::{self, Bar};
-use crate::escape::{anchor, clip, esc, url_enc};
+use crate::escape::{anchor, clip, clip_title, esc, url_enc};
 use crate::render::{num, resume_commands, Target, View};
 use agentlog_index::{Facet, Hit, PageParams, SessionInfo, SessionPage, SortBy, Stats};
 use agentlog_model::Session;
@@ -64,12 +64,7 @@ fn title_of(s: &SessionInfo) -> String {
         .find(|l| !l.trim().is_empty())
         .unwrap_or("")
         .trim();
-    let c = clip(line, 140);
-    if c.len() < line.len() {
-        format!("{c}…")
-    } else {
-        c.to_string()
-    }
+    clip_title(line, 140)
 }
 
 /// The filters of the list page, as given in its URL.
@@ -280,7 +275,7 @@ pub fn session_body(
     let _ = write!(
         s,
         "<h1>{}</h1><dl class=\"meta-grid\">",
-        esc(clip(&line, 200))
+        esc(&clip_title(&line, 200))
     );
     let mut row = |k: &str, v: &str| {
         if !v.is_empty() {
@@ -343,7 +338,13 @@ pub fn session_body(
         }
         s.push_str("</section>");
     }
-    let cmds = resume_commands(session, path);
+    // An exported page names the session by its id (its file is on
+    // another machine, or elsewhere).
+    let named = match target {
+        Target::Export => meta.id.as_str(),
+        _ => path,
+    };
+    let cmds = resume_commands(session, named);
     if !cmds.is_empty() {
         s.push_str("<details class=\"resume\"><summary>continue in another agent</summary>");
         for (_, c) in cmds {
@@ -385,16 +386,30 @@ pub fn entries_url(path: &str, leaf: Option<&str>, from: usize, to: usize) -> St
 }
 
 /// Returns the body of a search result page.
-pub fn search_body(q: &str, hits: &[Hit], error: Option<&str>) -> String {
+/// `matches` is how many entries match in all (the command line's count).
+pub fn search_body(
+    q: &str,
+    hits: &[Hit],
+    matches: Option<agentlog_api::Matches>,
+    error: Option<&str>,
+) -> String {
+    use agentlog_api::Matches;
     let mut s = String::from("<main class=\"hits\">");
+    let shown = hits.len() as u64;
+    let hit_s = |n: u64| if n == 1 { "hit" } else { "hits" };
+    let found = match matches {
+        _ if hits.is_empty() => "nothing found".to_string(),
+        Some(Matches::Exactly(n)) if n > shown => {
+            format!("the best {} of {} {}", num(shown), num(n), hit_s(n))
+        }
+        Some(Matches::AtLeast(n)) => format!("the best {} of {}+ hits", num(shown), num(n)),
+        None => format!("the best {} {}; more match", num(shown), hit_s(shown)),
+        Some(Matches::Exactly(_)) => format!("{} {}", num(shown), hit_s(shown)),
+    };
     let _ = write!(
         s,
         "<h1>Search <span class=\"dim\">{} for “{}”</span></h1>",
-        if hits.is_empty() {
-            "nothing found".to_string()
-        } else {
-            format!("{} hits", hits.len())
-        },
+        found,
         esc(q)
     );
     if let Some(e) = error {
@@ -568,7 +583,7 @@ pub fn export_session_with(
         .or_else(|| session.first_prompt())
         .unwrap_or_else(|| session.meta.id.clone());
     let line = title.lines().next().unwrap_or("").to_string();
-    shell(clip(&line, 120), &body, Mode::Export, "")
+    shell(&clip_title(&line, 120), &body, Mode::Export, "")
 }
 
 /// Returns the self-contained index page of an export of several sessions.

@@ -153,7 +153,7 @@ impl Subagent {
         let _ = write!(
             out,
             "<details class=\"subagent\"><summary>subagent: {} <span class=\"dim\">· {} messages</span></summary>{}</details>",
-            esc(clip(self.title.lines().next().unwrap_or(""), 140)),
+            esc(&crate::escape::clip_title(self.title.lines().next().unwrap_or(""), 140)),
             num(self.messages as u64),
             self.html
         );

@@ -183,7 +183,12 @@ impl App {
             return Ok(());
         }
         let p = Path::new(path);
-        let md = std::fs::symlink_metadata(p).map_err(|e| WebError::io(p, e))?;
+        let md = match std::fs::symlink_metadata(p) {
+            Ok(md) => md,
+            // Its agent deleted it: read from agentlog's archive.
+            Err(_) if agentlog_formats::archived::is_kept_only(p) => return Ok(()),
+            Err(e) => return Err(WebError::io(p, e)),
+        };
         let t = md.file_type();
         if t.is_file() || t.is_dir() {
             return Ok(());
@@ -202,8 +207,14 @@ impl App {
     fn stamp(&self, path: &str, info: &agentlog_index::SessionInfo) -> Result<Stamp, WebError> {
         if self.local() {
             let p = Path::new(path);
-            let md = std::fs::metadata(p).map_err(|e| WebError::io(p, e))?;
-            Ok((md.len(), md.modified().ok(), None))
+            match std::fs::metadata(p) {
+                Ok(md) => Ok((md.len(), md.modified().ok(), None)),
+                Err(e) => match agentlog_formats::archived::stat(p) {
+                    // Kept in the archive: it changes only when captured.
+                    Some(k) => Ok((k.size, None, Some(k.mtime_ns / 1_000_000))),
+                    None => Err(WebError::io(p, e)),
+                },
+            }
         } else {
             Ok((info.entries, None, info.updated_ms))
         }
@@ -949,7 +960,7 @@ fn session_page(
         .or(info.first_prompt.clone())
         .unwrap_or(info.session_id.clone());
     let mut page = html(pages::shell(
-        crate::escape::clip(title.lines().next().unwrap_or(""), 100),
+        &crate::escape::clip_title(title.lines().next().unwrap_or(""), 100),
         &body,
         Mode::Served,
         "",
@@ -1037,21 +1048,29 @@ async fn search(State(app): State<Arc<App>>, Query(a): Query<SearchArgs>) -> Res
         if !a.agent.is_empty() {
             p.agents = vec![a.agent.clone()];
         }
-        let (hits, err) = if a.q.trim().is_empty() {
-            (Vec::new(), None)
+        let (hits, matches, err) = if a.q.trim().is_empty() {
+            (Vec::new(), None, None)
         } else {
-            match app.with_index(|i| Ok(i.search(&p)?)) {
-                Ok(mut h) => {
+            // Counted as the command line counts them (the same words).
+            let found = app.with_index(|i| {
+                agentlog_api::search(i, &p).map_err(|e| match e {
+                    agentlog_api::ApiError::Index(e) => WebError::Index(e),
+                    e => WebError::Read(e.to_string()),
+                })
+            });
+            match found {
+                Ok(found) => {
+                    let mut h = found.hits;
                     for x in &mut h {
                         app.scrub_hit(x)?;
                         x.path = app.key_of(&x.path);
                     }
-                    (h, None)
+                    (h, found.matches, None)
                 }
-                Err(e) => (Vec::new(), Some(e.to_string())),
+                Err(e) => (Vec::new(), None, Some(e.to_string())),
             }
         };
-        let body = pages::search_body(&a.q, &hits, err.as_deref());
+        let body = pages::search_body(&a.q, &hits, matches, err.as_deref());
         Ok(html(pages::shell(
             "agentlog: search",
             &body,

@@ -22,7 +22,9 @@ use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// 2025-03-01T00:00:00Z: the first day sessions start.
+/// 2025-03-01T00:00:00Z: the first day sessions start in [`generate`]'s
+/// corpus, whose dates tests depend on; `agentlog-bench gen` dates its
+/// corpus before today instead ([`GenOptions::recent`]).
 pub const EPOCH_MS: i64 = 1_740_787_200_000;
 /// Sessions start within this many days after [`EPOCH_MS`].
 pub const SPAN_DAYS: i64 = 180;
@@ -208,6 +210,20 @@ impl Default for GenOptions {
 }
 
 impl GenOptions {
+    /// Returns options dating the corpus over the [`SPAN_DAYS`] days before
+    /// `now_ms`'s day (the same all day long; the default's sessions, moved
+    /// in time): what `agentlog-bench gen` writes, so that `ls --since 30d`
+    /// finds the last month's sessions.
+    pub fn recent(now_ms: i64) -> GenOptions {
+        const DAY: i64 = 86_400_000;
+        // A session starts up to SPAN_DAYS days and one day (of jitter)
+        // after the epoch: all before today.
+        GenOptions {
+            epoch_ms: now_ms - now_ms.rem_euclid(DAY) - (SPAN_DAYS + 1) * DAY,
+            ..GenOptions::default()
+        }
+    }
+
     /// Returns options for a demo: plausible conversations over the
     /// `span_days` days before `now_ms`'s day (the same all day long).
     pub fn demo(now_ms: i64, span_days: i64) -> GenOptions {
@@ -496,6 +512,29 @@ mod tests {
         assert_eq!(a.turns.len(), b.turns.len());
         assert_eq!(a.turns[0].user, b.turns[0].user);
         assert_ne!(conv(8, 3).id, a.id);
+    }
+
+    #[test]
+    fn a_recent_corpus_is_the_default_one_dated_before_now() {
+        let now = 1_800_000_000_000;
+        let opts = GenOptions::recent(now);
+        let month_ago = now - 30 * 86_400_000;
+        let convs: Vec<Conv> = (0..200).map(|n| conv_with(7, n, &opts)).collect();
+        assert!(convs.iter().all(|c| c.start_ms < now), "all before now");
+        assert!(
+            convs.iter().any(|c| c.start_ms >= month_ago),
+            "some this month"
+        );
+        assert!(convs.iter().any(|c| c.start_ms < month_ago), "some older");
+        let fixed = conv(7, 3);
+        let moved = conv_with(7, 3, &opts);
+        assert_eq!(fixed.id, moved.id);
+        assert_eq!(fixed.turns[0].user, moved.turns[0].user);
+        assert_eq!(
+            (moved.start_ms - fixed.start_ms) % 86_400_000,
+            0,
+            "moved by whole days"
+        );
     }
 
     #[test]

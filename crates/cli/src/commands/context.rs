@@ -11,8 +11,10 @@ use std::process::ExitCode;
 /// file is migrated in memory only).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Session file, or session id (prefix).
+    /// Session file, or session id (prefix), or AGENT:ID.
     pub session: String,
+    #[command(flatten)]
+    pub which: crate::load::Which,
     /// Build the context at this entry instead of the current leaf.
     #[arg(long, value_name = "ID")]
     pub leaf: Option<String>,
@@ -26,7 +28,7 @@ pub struct Args {
 
 /// Runs `agentlog context`.
 pub fn cmd_context(args: Args) -> anyhow::Result<ExitCode> {
-    let path = load::resolve(&args.session)?;
+    let path = load::resolve_which(&args.session, &args.which)?;
     let format = match args.from.as_deref() {
         Some(name) => load::format_named(name)?,
         None => agentlog_formats::registry::detect(&path)?,
@@ -34,10 +36,10 @@ pub fn cmd_context(args: Args) -> anyhow::Result<ExitCode> {
     let ctx = agentlog_api::context::context(&path, format, args.leaf.as_deref()).map_err(|e| {
         let e = anyhow::Error::new(e);
         match &args.leaf {
-            Some(_) => e.context(format!(
-                "`agentlog tree {}` lists the entry ids",
-                path.display()
-            )),
+            Some(_) => crate::out::hinted(
+                e,
+                format!("`agentlog tree {}` lists the entry ids", path.display()),
+            ),
             None => e,
         }
     })?;

@@ -15,8 +15,10 @@ use std::process::ExitCode;
 /// silently; with --strict a lossy conversion fails and writes nothing.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Session file, or session id (prefix).
+    /// Session file, or session id (prefix), or AGENT:ID.
     pub session: String,
+    #[command(flatten)]
+    pub which: crate::load::Which,
     /// The target format.
     #[arg(long, short = 't', value_name = "FORMAT")]
     pub to: String,
@@ -46,20 +48,23 @@ pub struct Args {
 /// Runs `agentlog convert`.
 pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
     load::small_heap(&args.session);
-    let (path, format, mut read) = load::read(&args.session, args.from.as_deref())?;
+    let (path, format, mut read) =
+        load::read_which(&args.session, args.from.as_deref(), &args.which)?;
     for d in &read.diagnostics {
         crate::eprintln_clean!("{d}");
     }
     crate::redact::apply(&mut read.session, args.redact, args.json)?;
     if ["html", "markdown", "md", "text", "txt"].contains(&args.to.as_str()) {
-        return Err(anyhow::Error::new(agentlog_api::ApiError::UnknownFormat {
-            name: args.to.clone(),
-            known: writable(),
-        })
-        .context(format!(
-            "convert writes session formats; `agentlog export --to {}` renders a transcript",
-            args.to
-        )));
+        return Err(crate::out::hinted(
+            agentlog_api::ApiError::UnknownFormat {
+                name: args.to.clone(),
+                known: writable(),
+            },
+            format!(
+                "convert writes session formats; `agentlog export --to {}` renders a transcript",
+                args.to
+            ),
+        ));
     }
     let target = load::format_named(&args.to)?;
     if !target.can_write() {

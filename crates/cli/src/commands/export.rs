@@ -15,9 +15,11 @@ use std::process::ExitCode;
 /// writes one file per session and an index.html into the -o directory.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Session file, or session id (prefix).
+    /// Session file, or session id (prefix), or AGENT:ID.
     #[arg(required_unless_present_any = ["all", "project"])]
     pub session: Option<String>,
+    #[command(flatten)]
+    pub which: crate::load::Which,
     /// Export every indexed session (with --to html and -o DIR).
     #[arg(long, conflicts_with = "session")]
     pub all: bool,
@@ -78,13 +80,22 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
         return super::export_html::cmd_export_html(&args, Some((&session_arg, from.as_deref())));
     }
     load::small_heap(&session_arg);
-    let (_path, _format, read) = load::read(&session_arg, from.as_deref())?;
+    let (_path, _format, read) = load::read_which(&session_arg, from.as_deref(), &args.which)?;
     for d in &read.diagnostics {
         crate::eprintln_clean!("{d}");
     }
     let mut session = read.session;
     crate::redact::apply(&mut session, args.redact, false)?;
-    let exported = agentlog_api::export::export(&session, &args.to)?;
+    let exported = agentlog_api::export::export(&session, &args.to).map_err(|e| match e {
+        // This command writes HTML too (agentlog-web's).
+        agentlog_api::ApiError::UnknownFormat { name, .. } => {
+            agentlog_api::ApiError::UnknownFormat {
+                name,
+                known: agentlog_api::export::targets(&["html"]),
+            }
+        }
+        e => e,
+    })?;
     write_written(
         args.output.as_deref(),
         args.force,
@@ -94,7 +105,26 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(f) = exported.fidelity.filter(|f| !f.is_lossless()) {
         crate::eprint_clean!("{f}");
     }
+    if let Some(path) = &args.output {
+        let size = exported.written.files().iter().map(|(_, b)| b.len()).sum();
+        say_written(path, size);
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Says on stderr what an export wrote at `path` (`size` bytes), unless
+/// `path` is a stream (`/dev/stdout`, a pipe): a file written in silence
+/// looks like nothing happened.
+pub fn say_written(path: &Path, size: usize) {
+    if is_stream(path) {
+        return;
+    }
+    let what = if path.is_dir() { "the folder " } else { "" };
+    crate::eprintln_clean!(
+        "agentlog: wrote {what}{} ({})",
+        path.display(),
+        crate::out::count(size as u64, "byte")
+    );
 }
 
 /// Writes a converted session: one file as [`write_output`] does, or the
@@ -148,10 +178,7 @@ fn force_hint<T>(
         .with_context(|| format!("writing {}", path.display()))
         .map_err(|e| {
             if existed {
-                e.context(format!(
-                    "{} exists: --force replaces the {what} (atomically)",
-                    path.display()
-                ))
+                crate::out::hinted(e, format!("--force replaces the {what} (atomically)"))
             } else {
                 e
             }

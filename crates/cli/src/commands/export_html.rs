@@ -17,7 +17,7 @@ use std::process::ExitCode;
 /// known), when not all of them.
 pub fn cmd_export_html(args: &Args, one: Option<(&str, Option<&str>)>) -> anyhow::Result<ExitCode> {
     if let Some((arg, from)) = one {
-        let (path, format, mut read) = load::read(arg, from)?;
+        let (path, format, mut read) = load::read_which(arg, from, &args.which)?;
         for d in &read.diagnostics {
             crate::eprintln_clean!("{d}");
         }
@@ -37,7 +37,13 @@ pub fn cmd_export_html(args: &Args, one: Option<(&str, Option<&str>)>) -> anyhow
             crate::eprint_clean!("{report}");
         }
         match super::export::output_path(args.output.as_deref()) {
-            Some(out) => write_page(out, &html)?,
+            Some(out) => {
+                write_page(out, &html)?;
+                super::export::say_written(out, html.len());
+                if report.is_empty() && !args.no_redact {
+                    crate::eprintln_clean!("agentlog: redacted: no secrets found");
+                }
+            }
             None => out_html(&html)?,
         }
         return Ok(ExitCode::SUCCESS);

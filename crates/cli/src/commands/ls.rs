@@ -195,13 +195,19 @@ fn nothing_found(listing: &Listing, args: &Args) -> String {
     let places = places.join(", ");
     match &listing.emptied_by {
         Some(EmptiedBy::Project { project, sessions }) => format!(
-            "no sessions found: {} found, none with a project containing {project:?} (--project)\n",
+            "{} found, none with a project containing {project:?} (--project)\n",
             out::count(*sessions as u64, "session")
         ),
         Some(EmptiedBy::Since { since_ms, sessions }) => format!(
-            "no sessions found: {} found, none started since {} (--since {})\n",
+            "{} found{}, none started since {} (--since {})\n",
             out::count(*sessions as u64, "session"),
-            rfc3339(Some(*since_ms)).unwrap_or_default(),
+            args.project
+                .as_ref()
+                .map(|p| format!(" in a project containing {p:?}"))
+                .unwrap_or_default(),
+            chrono::DateTime::<chrono::Utc>::from_timestamp_millis(*since_ms)
+                .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
+                .unwrap_or_default(),
             args.since.as_deref().unwrap_or_default()
         ),
         Some(EmptiedBy::Agents { agents }) if !agents.is_empty() => format!(

@@ -13,8 +13,10 @@ use std::process::ExitCode;
 #[derive(clap::Args, Debug)]
 #[command(group = clap::ArgGroup::new("target").args(["output", "in_place"]))]
 pub struct Args {
-    /// Session file, or session id (prefix).
+    /// Session file, or session id (prefix), or AGENT:ID.
     pub session: String,
+    #[command(flatten)]
+    pub which: crate::load::Which,
     /// Write the migrated file here instead of printing it (a new file: an
     /// existing one is an error unless --force).
     #[arg(short, long, value_name = "OUT")]
@@ -29,7 +31,7 @@ pub struct Args {
 
 /// Runs `agentlog migrate`.
 pub fn cmd_migrate(args: Args) -> anyhow::Result<ExitCode> {
-    let path = load::resolve(&args.session)?;
+    let path = load::resolve_which(&args.session, &args.which)?;
     if args.in_place {
         let done = migrate_in_place(&path)?;
         match done.migrated_from {

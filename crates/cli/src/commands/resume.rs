@@ -14,8 +14,10 @@ use std::process::ExitCode;
 /// that continues the session there.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Session file, or session id (prefix).
+    /// Session file, or session id (prefix), or AGENT:ID.
     pub session: String,
+    #[command(flatten)]
+    pub which: crate::load::Which,
     /// The agent to continue in: claude, codex, gemini, pi, copilot, qwen,
     /// droid, kimi, vibe, continue, aider, or acpx (for a Gemini CLI chat).
     #[arg(long = "in", value_name = "AGENT")]
@@ -70,7 +72,7 @@ pub fn cmd_resume(args: Args) -> anyhow::Result<ExitCode> {
         ),
         None => (args.session.clone(), args.from.clone()),
     };
-    let (source, format, read) = load::read(&session_arg, from.as_deref())?;
+    let (source, format, read) = load::read_which(&session_arg, from.as_deref(), &args.which)?;
     for d in &read.diagnostics {
         crate::eprintln_clean!("{d}");
     }
@@ -80,13 +82,17 @@ pub fn cmd_resume(args: Args) -> anyhow::Result<ExitCode> {
         target: target.name().to_string(),
         cwd: args.cwd.clone(),
         dry_run: args.dry_run,
+        source: Some(source.clone()),
     };
     let no_cwd = session.meta.cwd.as_deref().is_none_or(str::is_empty) && args.cwd.is_none();
     let resumed = resume(&settings, &session, &params)
         .with_context(|| format!("resuming {} in {}", source.display(), target.name()))
         .map_err(|e| {
             if no_cwd {
-                e.context("the session records no working directory: give one with --cwd DIR")
+                crate::out::hinted(
+                    e,
+                    "the session records no working directory: give one with --cwd DIR",
+                )
             } else {
                 e
             }

@@ -9,7 +9,11 @@ use std::process::ExitCode;
 /// Search the text of every session.
 ///
 /// QUERY is one or more words, all required: `word`, `prefix*`,
-/// `"exact phrase"`, `a OR b`, `-excluded`. Case and accents are ignored;
+/// `"exact phrase"`, `a OR b`, `-excluded`. A shell takes the quotes off
+/// `"exact phrase"` (leaving the two words, found anywhere): keep them
+/// inside single quotes, `agentlog search '"exact phrase"'`, or give the
+/// words with --phrase: `agentlog search --phrase exact phrase`. Case and
+/// accents are ignored;
 /// punctuation is searched as word boundaries (`src/main.rs` finds that
 /// path). Message text, thinking, tool names and inputs (commands, paths)
 /// and tool output are searched. Hits are ranked by relevance (BM25) and
@@ -20,6 +24,10 @@ pub struct Args {
     /// The words to look for.
     #[arg(required = true, value_name = "QUERY")]
     pub query: Vec<String>,
+    /// Search QUERY's words as one exact phrase: these words, in this
+    /// order, next to each other.
+    #[arg(long)]
+    pub phrase: bool,
     /// Only these agents (repeat or separate with commas), e.g. claude,codex.
     #[arg(long, value_name = "AGENT", value_delimiter = ',')]
     pub agent: Vec<String>,
@@ -60,7 +68,11 @@ pub struct Args {
 pub fn cmd_search(args: Args) -> anyhow::Result<ExitCode> {
     let now = now_ms();
     let params = SearchParams {
-        query: args.query.join(" "),
+        query: if args.phrase {
+            phrase(&args.query)
+        } else {
+            args.query.join(" ")
+        },
         agents: args.agent.clone(),
         projects: args.project.clone(),
         roles: args.role.iter().map(|r| r.to_lowercase()).collect(),
@@ -179,6 +191,16 @@ fn render(hits: &[Hit], matches: Option<Matches>, color: bool) -> String {
         "{dim}{shown}; open one with: agentlog show SESSION --at ENTRY{reset}\n"
     ));
     s
+}
+
+/// Returns the query searching `words` as one phrase: their text, its
+/// double quotes taken out, in double quotes.
+fn phrase(words: &[String]) -> String {
+    let text = words.join(" ").replace('"', " ");
+    format!(
+        "\"{}\"",
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    )
 }
 
 /// Returns `text` on one line with every run of whitespace as one space.

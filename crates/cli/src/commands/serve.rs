@@ -128,6 +128,8 @@ fn shared(url: &str) -> anyhow::Result<Source> {
 /// This machine's index, brought up to date before serving.
 fn local(args: &Args) -> anyhow::Result<Source> {
     let settings = args.loc.resolve()?;
+    // Sessions whose files their agents deleted are read from the archive.
+    agentlog_api::archive::attach(&settings);
     let path = settings.index_path.clone();
     let mut idx = index::open(&path)?;
     let found = index::discover(&settings, true)?;
@@ -143,6 +145,14 @@ fn local(args: &Args) -> anyhow::Result<Source> {
             plan.bytes / 1_000_000,
             path.display()
         );
+        // The archive keeps the files first, as every refresh does.
+        if let Some(k) =
+            agentlog_api::archive::capture(&settings, &plan.found(), false, &mut |_, _| {})?
+        {
+            for f in &k.report.failed {
+                crate::eprintln_clean!("agentlog: warning: not archived: {}", f.message);
+            }
+        }
         idx.apply(plan, &mut |_| {})?;
     }
     drop(idx);

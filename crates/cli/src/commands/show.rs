@@ -9,8 +9,10 @@ use std::process::ExitCode;
 /// from the root to the current leaf, is shown.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Session file, or session id (prefix).
+    /// Session file, or session id (prefix), or AGENT:ID.
     pub session: String,
+    #[command(flatten)]
+    pub which: crate::load::Which,
     /// Read as this format instead of detecting it.
     #[arg(long, value_name = "FORMAT")]
     pub from: Option<String>,
@@ -50,7 +52,7 @@ pub fn cmd_show(args: Args) -> anyhow::Result<ExitCode> {
         None => (args.session.clone(), args.from.clone()),
     };
     load::small_heap(&session_arg);
-    let (_path, _format, read) = load::read(&session_arg, from.as_deref())?;
+    let (_path, _format, read) = load::read_which(&session_arg, from.as_deref(), &args.which)?;
     let mut session = read.session;
     if let Some(at) = &args.at {
         session.set_leaf(Some(at)).map_err(anyhow::Error::msg)?;

@@ -8,8 +8,10 @@ use std::process::ExitCode;
 /// and the current leaf are marked.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Session file, or session id (prefix).
+    /// Session file, or session id (prefix), or AGENT:ID.
     pub session: String,
+    #[command(flatten)]
+    pub which: crate::load::Which,
     /// Read as this format instead of detecting it.
     #[arg(long, value_name = "FORMAT")]
     pub from: Option<String>,
@@ -21,7 +23,8 @@ pub struct Args {
 /// Runs `agentlog tree`.
 pub fn cmd_tree(args: Args) -> anyhow::Result<ExitCode> {
     load::small_heap(&args.session);
-    let (_path, _format, read) = load::read(&args.session, args.from.as_deref())?;
+    let (_path, _format, read) =
+        load::read_which(&args.session, args.from.as_deref(), &args.which)?;
     let t = agentlog_api::tree::layout(&read.session);
     if args.json {
         out::print_json(&t)?;
