@@ -4,10 +4,10 @@
 use crate::out;
 use std::process::ExitCode;
 
-/// Remove a session from agentlog's archive (every version) and, when its
-/// file is gone, from the index, for good.
+/// Remove a session from agentlog's archive and the index, for good.
 ///
-/// The session's file, when it is still on disk, is left alone: agentlog
+/// Every state the archive keeps goes, and, when its file is gone, the
+/// session leaves the index. The session's file, when it is still on disk, is left alone: agentlog
 /// never deletes what it did not create; the next index then reads it
 /// (and keeps it) again.
 #[derive(clap::Args, Debug)]

@@ -4,10 +4,9 @@
 use crate::out;
 use std::process::ExitCode;
 
-/// Keep sessions the moment the agents write them: install agentlog's
-/// capture into each agent's own settings.
+/// Install agentlog's capture into the agents' own settings.
 ///
-/// Claude Code's and Gemini CLI's settings get hooks that run `agentlog
+/// Sessions are then kept the moment the agents write them. Claude Code's and Gemini CLI's settings get hooks that run `agentlog
 /// capture` when a turn ends, before a compaction and when a session ends;
 /// Codex's config gets its `notify` program. What is in the settings
 /// already stays; the first original of each file is kept beside it
