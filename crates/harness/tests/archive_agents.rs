@@ -194,6 +194,7 @@ fn real_gemini_compresses_a_session_and_agentlog_keeps_both_states() {
                 "--state",
                 &k.to_string(),
             ]);
+            c.env_clear();
             for (k, v) in sb.env() {
                 c.env(k, v);
             }
@@ -218,5 +219,53 @@ fn real_gemini_compresses_a_session_and_agentlog_keeps_both_states() {
             ],
         );
         assert!(diff.contains("alpha"), "{diff}");
+    });
+}
+
+#[test]
+fn real_codex_notify_captures_each_turn() {
+    run_or_skip(|| {
+        cli("codex");
+        let server = server(agentlog_harness::Script::default());
+        let sb = Sandbox::new("codex", &server.url());
+        server.set_script(script_for("codex", &sb.project));
+        let installed = agentlog(&sb, &["hooks", "install", "--agent", "codex", "--yes"]);
+        assert!(installed.contains("config.toml"), "{installed}");
+        sb.run(&sb.project, "gamma codex: say hello", None);
+        let file = sb.newest_session();
+        // Codex starts its notify program after the turn without waiting
+        // for it: the capture lands shortly after.
+        let until = Instant::now() + Duration::from_secs(60);
+        while !archived_paths(&sb).contains(&file) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        assert!(
+            archived_paths(&sb).contains(&file),
+            "Codex's notify program did not capture {}",
+            file.display()
+        );
+        let kept = json(&agentlog(
+            &sb,
+            &["archive", "versions", file.to_str().unwrap(), "--json"],
+        ));
+        let n = kept["versions"].as_array().unwrap().len();
+        let mut c = std::process::Command::new(agentlog_bin());
+        c.args([
+            "archive",
+            "cat",
+            file.to_str().unwrap(),
+            "--state",
+            &n.to_string(),
+        ]);
+        c.env_clear();
+        for (k, v) in sb.env() {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        let now = std::fs::read(&file).unwrap();
+        assert!(
+            now.starts_with(&out.stdout) && !out.stdout.is_empty(),
+            "the captured state is the rollout as Codex wrote it (or its first part)"
+        );
     });
 }
