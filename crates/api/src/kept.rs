@@ -108,20 +108,20 @@ pub fn with_kept(
     let Ok(Some(archive)) = open_existing(settings) else {
         return found;
     };
-    let Ok(sources) = archive.sources() else {
+    let Ok(sources) = archive.paths() else {
         return found;
     };
     let live: HashSet<PathBuf> = found.iter().map(|f| f.path.clone()).collect();
-    for s in sources {
-        if live.contains(&s.path) || std::fs::symlink_metadata(&s.path).is_ok() {
+    for (path, format) in sources {
+        if live.contains(&path) || formats.is_some_and(|fs| !fs.contains(&format)) {
             continue;
         }
-        if formats.is_some_and(|fs| !fs.contains(&s.format)) {
+        if std::fs::symlink_metadata(&path).is_ok() {
             continue;
         }
-        if let Some(format) = registry::by_name(&s.format) {
+        if let Some(format) = registry::by_name(&format) {
             found.push(Found {
-                path: s.path,
+                path,
                 format: format.name(),
             });
         }
@@ -130,16 +130,17 @@ pub fn with_kept(
 }
 
 /// The sessions whose files are gone, by path, with when agentlog noticed
-/// (ms since the epoch; `None` when it has not recorded it yet).
+/// (ms since the epoch), as the last full check of the files found them.
 pub fn gone(settings: &Settings) -> HashMap<PathBuf, Option<i64>> {
     let Ok(Some(archive)) = open_existing(settings) else {
         return HashMap::new();
     };
+    // The ones a full check noticed (a listing does not `stat` every file
+    // the archive holds).
     archive
-        .sources()
+        .gone()
         .unwrap_or_default()
         .into_iter()
-        .filter(|s| s.gone_ms.is_some() || std::fs::symlink_metadata(&s.path).is_err())
         .map(|s| (s.path, s.gone_ms))
         .collect()
 }

@@ -176,8 +176,13 @@ pub fn list(
     listing
         .warnings
         .extend(report.diagnostics.iter().map(ToString::to_string));
+    let on_disk = report.found.len();
     let found = crate::kept::with_kept(settings, report.found, Some(&formats));
-    let gone = crate::kept::gone(settings);
+    let mut gone = crate::kept::gone(settings);
+    // Those no full check has noticed yet are gone too.
+    for f in &found[on_disk..] {
+        gone.entry(f.path.clone()).or_insert(None);
+    }
     let found: Vec<Found> = if opts.deleted_only {
         found
             .into_iter()

@@ -214,6 +214,24 @@ impl Archive {
         self.sql(r)
     }
 
+    /// The path and format of every source (lighter than
+    /// [`Archive::sources`]).
+    pub fn paths(&self) -> Result<Vec<(PathBuf, String)>, ArchiveError> {
+        let r = self
+            .conn
+            .prepare_cached("SELECT path, format FROM sources")
+            .and_then(|mut st| {
+                st.query_map([], |r| {
+                    Ok((
+                        PathBuf::from(r.get::<_, String>(0)?),
+                        r.get::<_, String>(1)?,
+                    ))
+                })?
+                .collect()
+            });
+        self.sql(r)
+    }
+
     /// The sources agentlog noticed are gone from disk.
     pub fn gone(&self) -> Result<Vec<Source>, ArchiveError> {
         let r = self

@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS versions(
   digest BLOB NOT NULL,
   appends INTEGER NOT NULL DEFAULT 0
 );
+CREATE INDEX IF NOT EXISTS sources_gone ON sources(gone_ns) WHERE gone_ns IS NOT NULL;
 CREATE INDEX IF NOT EXISTS versions_source ON versions(source, id);
 CREATE TABLE IF NOT EXISTS parts(
   version INTEGER NOT NULL,
@@ -52,6 +53,9 @@ CREATE TABLE IF NOT EXISTS grown(
   PRIMARY KEY(version, size)
 ) WITHOUT ROWID;
 ";
+
+/// The archive's layout version, in `PRAGMA user_version`.
+const SCHEMA_VERSION: i64 = 1;
 
 /// The archive's `application_id`: a database of another program is
 /// refused rather than written into.
@@ -105,9 +109,23 @@ pub(crate) fn open(db: &Path, read_only: bool) -> Result<Connection, ArchiveErro
                     .into(),
         });
     }
-    if app == 0 {
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(sql)?;
+    if version > SCHEMA_VERSION {
+        return Err(ArchiveError::Damaged {
+            path: db.to_path_buf(),
+            what: format!(
+                "made by a newer agentlog (archive version {version}, this one knows {SCHEMA_VERSION}); nothing was written"
+            ),
+        });
+    }
+    if app == 0 || version < SCHEMA_VERSION {
+        // Every table is created if missing: an archive of an earlier
+        // version gains the tables it lacks, and keeps what it holds.
         conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE; {SCHEMA} PRAGMA application_id = {APPLICATION_ID}; COMMIT;"
+            "BEGIN IMMEDIATE; {SCHEMA} PRAGMA application_id = {APPLICATION_ID};
+             PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
         ))
         .map_err(sql)?;
     }

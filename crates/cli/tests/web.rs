@@ -337,6 +337,25 @@ fn serve_does_not_follow_a_session_path_swapped_for_a_link_after_indexing() {
 }
 
 #[test]
+fn serve_shows_a_session_its_agent_deleted_from_the_archive_and_says_so() {
+    let env = TestEnv::new();
+    let path = place_one_prompt(&env, "gone-1", "/work/a", "the words of a deleted session");
+    assert_eq!(env.run(&["index"]).status, 0);
+    std::fs::remove_file(&path).unwrap();
+    let server = start(&env, &[]);
+    let host = format!("127.0.0.1:{}", server.port);
+    let page = format!("/session?p={}", enc(path.to_str().unwrap()));
+    let (head, body) = get(server.port, &page, &host, None);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+    assert!(body.contains("the words of a deleted session"), "{body}");
+    assert!(
+        body.contains("agentlog&#39;s archive keeps it")
+            || body.contains("agentlog's archive keeps it"),
+        "{body}"
+    );
+}
+
+#[test]
 fn serve_with_a_token_refuses_requests_without_it() {
     let env = TestEnv::new();
     plant(&env);

@@ -954,6 +954,18 @@ fn session_page(
         &target,
         &unplaced,
     );
+    // Its agent deleted the file: say so, above the session.
+    let body = if app.local() && agentlog_formats::archived::is_kept_only(Path::new(real)) {
+        format!(
+            "<p class=\"notice\" role=\"status\">{}</p>{body}",
+            crate::escape::esc(&format!(
+                "Its agent deleted this session's file; agentlog's archive keeps it. `agentlog restore {}` puts it back.",
+                info.session_id
+            ))
+        )
+    } else {
+        body
+    };
     let title = info
         .title
         .clone()
