@@ -67,9 +67,7 @@ pub enum ApiError {
         message: String,
     },
     /// No session file or id matches.
-    #[error(
-        "{id}: no such file, and none of the {searched} sessions found has an id starting with it"
-    )]
+    #[error("{id}: no such file, and {}", none_of(*searched))]
     NotFound {
         /// The id or path as given.
         id: String,
@@ -119,6 +117,16 @@ pub enum ApiError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// That none of the `searched` sessions has the id, in English for every
+/// count.
+fn none_of(searched: usize) -> String {
+    match searched {
+        0 => "no sessions were found".to_string(),
+        1 => "the one session found has no id starting with it".to_string(),
+        n => format!("none of the {n} sessions found has an id starting with it"),
+    }
 }
 
 fn ambiguous(prefix: &str, cands: &[Candidate]) -> String {
@@ -172,4 +180,29 @@ pub fn is_usage_index(e: &agentlog_index::IndexError) -> bool {
         e,
         agentlog_index::IndexError::Filter { .. } | agentlog_index::IndexError::Query { .. }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_not_found_is_said_in_english_for_every_count() {
+        let say = |searched| {
+            ApiError::NotFound {
+                id: "zz".into(),
+                searched,
+            }
+            .to_string()
+        };
+        assert_eq!(say(0), "zz: no such file, and no sessions were found");
+        assert_eq!(
+            say(1),
+            "zz: no such file, and the one session found has no id starting with it"
+        );
+        assert_eq!(
+            say(2),
+            "zz: no such file, and none of the 2 sessions found has an id starting with it"
+        );
+    }
 }

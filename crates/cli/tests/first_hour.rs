@@ -308,3 +308,35 @@ fn a_generated_home_is_dated_before_today_and_an_empty_list_says_which_filter_em
         )
     );
 }
+
+#[test]
+fn ls_cuts_a_long_title_at_a_word_with_an_ellipsis() {
+    let env = TestEnv::new();
+    let sid = "71e1e000-0000-4000-8000-000000000001";
+    let prompt = "Please find out why the tokenizer panics on unusual emoji input, then fix it";
+    let line = serde_json::json!({
+        "type": "user", "uuid": "u1", "parentUuid": null, "sessionId": sid,
+        "timestamp": "2026-01-01T10:00:00Z", "cwd": "/p",
+        "message": {"role": "user", "content": prompt},
+    });
+    env.write(
+        &format!(".claude/projects/-p/{sid}.jsonl"),
+        format!("{line}\n").as_bytes(),
+    );
+    let r = env.run(&["ls"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let title = r
+        .stdout
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split("  ")
+        .last()
+        .unwrap()
+        .trim();
+    assert_eq!(
+        title, "Please find out why the tokenizer panics on unusual emoji…",
+        "{}",
+        r.stdout
+    );
+}

@@ -1090,3 +1090,38 @@ fn serve_search_counts_the_hits_as_the_command_line_does() {
     let (_, body) = get(s.port, "/search?q=zebra", &host_of(&s), None);
     assert!(body.contains("the best 100 of 150 hits"), "{body}");
 }
+
+#[test]
+fn serve_stats_count_a_resumed_sessions_responses_once() {
+    let env = TestEnv::new();
+    let mut session = agentlog_model::Session::new(agentlog_model::SessionMeta::new(
+        "5ea4c400-0000-4000-8000-000000000002",
+        agentlog_model::Agent::Pi,
+    ));
+    session.meta.cwd = Some("/home/dev/zoo".into());
+    let prompt = agentlog_model::Message::text(agentlog_model::Role::User, "count me once");
+    let mut answer = agentlog_model::Message::text(agentlog_model::Role::Assistant, "once");
+    answer.model = Some("gpt-5-codex".into());
+    answer.usage = Some(agentlog_model::Usage {
+        input: 100,
+        output: 10,
+        ..Default::default()
+    });
+    for (i, (id, m)) in [("p0", prompt), ("a0", answer)].into_iter().enumerate() {
+        let parent = (i > 0).then(|| "p0".to_string());
+        session.push(
+            agentlog_model::Entry::new(id, parent, agentlog_model::EntryKind::Message(m)).at(
+                agentlog_model::Timestamp::Millis(1_790_000_000_000 + i as i64 * 60_000),
+            ),
+        );
+    }
+    let path = place_pi(&env, &session);
+    let r = env.run(&["resume", path.to_str().unwrap(), "--in", "codex"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let s = start(&env, &[]);
+    let (_, body) = get(s.port, "/stats", &host_of(&s), None);
+    assert!(
+        body.contains("<dt>responses</dt><dd>1</dd>"),
+        "the copy's response counted again: {body}"
+    );
+}

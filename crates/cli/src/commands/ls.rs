@@ -229,6 +229,27 @@ fn truncate(s: &str, max: usize) -> String {
     sanitize::truncate(s, max)
 }
 
+/// A title cell of at most `max` characters: whole, or cut at the last
+/// space in its last third (within a word only when there is none) and
+/// ended with `…`.
+fn truncate_title(s: &str, max: usize) -> String {
+    let t = truncate(s, max);
+    let Some(kept) = t.strip_suffix('…') else {
+        return t;
+    };
+    if s.get(kept.len()..)
+        .is_some_and(|rest| rest.starts_with(' '))
+    {
+        return t;
+    }
+    match kept.rfind(' ') {
+        Some(i) if kept[..i].chars().count() >= max * 2 / 3 => {
+            format!("{}…", kept[..i].trim_end())
+        }
+        _ => t,
+    }
+}
+
 /// Keeps the end of a path, which names the project.
 fn truncate_left(s: &str, max: usize) -> String {
     sanitize::truncate_start(s, max)
@@ -303,7 +324,7 @@ impl<'h> Table<'h> {
         let agent = sanitize::sanitize_line(&r.agent);
         let id = sanitize::head(&r.id, 8);
         let project = project_cell(r.project.as_deref(), &self.home);
-        let mut title = truncate(r.title.as_deref().unwrap_or("-"), 60);
+        let mut title = truncate_title(r.title.as_deref().unwrap_or("-"), 60);
         if r.deleted.is_some() {
             // Its agent deleted the file; agentlog's archive keeps it.
             title.insert_str(0, "[deleted] ");
