@@ -165,6 +165,16 @@ pub fn stats(settings: &Settings) -> Result<Option<agentlog_archive::ArchiveStat
     }
 }
 
+/// Drops the states last seen more than `days` ago that are not their
+/// file's latest, and the files gone from disk since before then (with
+/// `dry_run`, only counts). Returns (states dropped, files forgotten).
+pub fn prune(settings: &Settings, days: u32, dry_run: bool) -> Result<(usize, usize), ApiError> {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    Ok(require(settings)?.prune(now_ms - i64::from(days) * 86_400_000, dry_run)?)
+}
+
 /// Every file the archive keeps.
 pub fn sources(settings: &Settings) -> Result<Vec<Source>, ApiError> {
     Ok(require(settings)?.sources()?)

@@ -54,6 +54,9 @@ pub struct Kept {
     pub report: CaptureReport,
     /// Sessions newly noticed gone, or back.
     pub noticed: usize,
+    /// States and files dropped by the retention the user set
+    /// (`archive_keep_days`).
+    pub pruned: usize,
 }
 
 /// Captures into the archive every file of `found` (session files) whose
@@ -75,7 +78,7 @@ pub fn capture(
         .map(|f| (f.path.clone(), f.format.to_string()))
         .collect();
     let report = archive.capture_all(&files, progress)?;
-    let mut noticed = 0;
+    let (mut noticed, mut pruned) = (0, 0);
     if full {
         let live: HashSet<&Path> = found
             .iter()
@@ -93,8 +96,20 @@ pub fn capture(
             }
         }
         noticed = archive.note_presence(&missing, &present)?;
+        // agentlog's own retention, when the user set one.
+        if let Some(days) = settings.archive_keep_days {
+            let now_ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64);
+            let (states, files) = archive.prune(now_ms - i64::from(days) * 86_400_000, false)?;
+            pruned = states + files;
+        }
     }
-    Ok(Some(Kept { report, noticed }))
+    Ok(Some(Kept {
+        report,
+        noticed,
+        pruned,
+    }))
 }
 
 /// `found` with the sessions the archive keeps whose files are gone from

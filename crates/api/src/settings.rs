@@ -39,6 +39,10 @@ struct File {
     roots: BTreeMap<String, OneOrMany>,
     #[serde(default)]
     exclude: Vec<String>,
+    /// How many days the archive keeps a state that is not a file's latest
+    /// (and a file gone from disk); forever when unset.
+    #[serde(default)]
+    archive_keep_days: Option<u32>,
 }
 
 /// Where discovery looks, which agents it leaves out, and where the index
@@ -55,6 +59,11 @@ pub struct Settings {
     pub index_path: PathBuf,
     /// Where the archive is (see [`Settings::archive_dir`]).
     pub archive: ArchivePlace,
+    /// How many days the archive keeps a state that is not its file's
+    /// latest, and a file gone from disk (`archive_keep_days` in the
+    /// configuration file, `$AGENTLOG_ARCHIVE_KEEP_DAYS`); forever when
+    /// `None`, the default.
+    pub archive_keep_days: Option<u32>,
 }
 
 /// Where agentlog's archive of session files is.
@@ -82,6 +91,7 @@ impl Settings {
             config_path: None,
             index_path,
             archive: ArchivePlace::BesideIndex,
+            archive_keep_days: None,
         }
     }
 
@@ -100,6 +110,19 @@ impl Settings {
                 ArchivePlace::At(PathBuf::from(p))
             };
         }
+        if let Some(d) = std::env::var("AGENTLOG_ARCHIVE_KEEP_DAYS")
+            .ok()
+            .filter(|v| !v.is_empty())
+        {
+            s.archive_keep_days = match d.trim() {
+                "forever" => None,
+                n => Some(n.parse().map_err(|_| ApiError::Config {
+                    path: PathBuf::from("AGENTLOG_ARCHIVE_KEEP_DAYS"),
+                    line: None,
+                    message: format!("{d:?}: a number of days, or forever"),
+                })?),
+            };
+        }
         Ok(s)
     }
 
@@ -114,6 +137,7 @@ impl Settings {
             config_path: None,
             index_path,
             archive: ArchivePlace::BesideIndex,
+            archive_keep_days: None,
         };
         apply_file(&mut s, &path)?;
         let flags = parse_roots(roots, &s.env.home)?;
@@ -238,6 +262,7 @@ fn apply_file(settings: &mut Settings, path: &Path) -> Result<(), ApiError> {
         check_name(agent).map_err(|e| config_error(path, None, format!("exclude: {e}")))?;
     }
     settings.exclude = file.exclude;
+    settings.archive_keep_days = file.archive_keep_days;
     settings.config_path = Some(path.to_path_buf());
     Ok(())
 }

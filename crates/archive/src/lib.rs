@@ -415,6 +415,63 @@ impl Archive {
         )
     }
 
+    /// Drops what was last seen before `before_ms` (ms since the epoch):
+    /// the states files grew through and the versions that are not their
+    /// file's latest, and every state of a file gone from disk since before
+    /// then. A file's latest state on disk is always kept. With `dry_run`,
+    /// only counts. Returns (states dropped, files forgotten).
+    pub fn prune(&mut self, before_ms: i64, dry_run: bool) -> Result<(usize, usize), ArchiveError> {
+        let cutoff = before_ms.saturating_mul(1_000_000);
+        let db = self.db.clone();
+        let sql = |e| ArchiveError::sql(&db, e);
+        let tx = schema::immediate(&mut self.conn).map_err(sql)?;
+        let mut states = tx
+            .execute("DELETE FROM grown WHERE seen_ns < ?1", [cutoff])
+            .map_err(sql)?;
+        let gone: Vec<i64> = {
+            let mut st = tx
+                .prepare("SELECT id FROM sources WHERE gone_ns IS NOT NULL AND gone_ns < ?1")
+                .map_err(sql)?;
+            let rows = st.query_map([cutoff], |r| r.get(0)).map_err(sql)?;
+            rows.collect::<rusqlite::Result<_>>().map_err(sql)?
+        };
+        let old: Vec<i64> = {
+            let mut st = tx
+                .prepare(
+                    "SELECT v.id FROM versions v WHERE v.seen_ns < ?1
+                     AND v.id < (SELECT max(id) FROM versions w WHERE w.source = v.source)",
+                )
+                .map_err(sql)?;
+            let rows = st.query_map([cutoff], |r| r.get(0)).map_err(sql)?;
+            rows.collect::<rusqlite::Result<_>>().map_err(sql)?
+        };
+        for v in &old {
+            schema::drop_version(&tx, *v).map_err(sql)?;
+        }
+        states += old.len();
+        for s in &gone {
+            let versions: Vec<i64> = {
+                let mut st = tx
+                    .prepare("SELECT id FROM versions WHERE source = ?1")
+                    .map_err(sql)?;
+                let rows = st.query_map([s], |r| r.get(0)).map_err(sql)?;
+                rows.collect::<rusqlite::Result<_>>().map_err(sql)?
+            };
+            for v in versions {
+                schema::drop_version(&tx, v).map_err(sql)?;
+            }
+            tx.execute("DELETE FROM sources WHERE id = ?1", [s])
+                .map_err(sql)?;
+        }
+        if dry_run {
+            tx.rollback().map_err(sql)?;
+        } else {
+            tx.commit().map_err(sql)?;
+            self.checkpoint()?;
+        }
+        Ok((states, gone.len()))
+    }
+
     /// Removes chunks no version uses (left by a capture that was killed
     /// before it committed). Returns how many.
     pub fn sweep(&mut self) -> Result<usize, ArchiveError> {

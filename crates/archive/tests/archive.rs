@@ -284,3 +284,42 @@ fn a_large_file_is_stored_ahead_and_read_back_whole() {
     assert_eq!(b.capture(&file, "pi").unwrap(), Captured::New);
     assert!(b.read(&file, None).unwrap() == bytes);
 }
+
+#[test]
+fn prune_drops_old_states_and_long_gone_files_and_keeps_every_latest_state() {
+    let home = tempfile::tempdir().unwrap();
+    let a_file = home.path().join("a.jsonl");
+    let b_file = home.path().join("b.jsonl");
+    let mut a = Archive::open(&home.path().join("archive")).unwrap();
+    std::fs::write(&a_file, lines(300, "a1")).unwrap();
+    a.capture(&a_file, "pi").unwrap();
+    append(&a_file, &lines(3, "a2"));
+    a.capture(&a_file, "pi").unwrap();
+    std::fs::write(&a_file, lines(10, "a3")).unwrap();
+    a.capture(&a_file, "pi").unwrap();
+    std::fs::write(&b_file, lines(20, "b")).unwrap();
+    a.capture(&b_file, "pi").unwrap();
+    std::fs::remove_file(&b_file).unwrap();
+    a.note_presence(std::slice::from_ref(&b_file), &[]).unwrap();
+    assert_eq!(a.versions(&a_file).unwrap().len(), 3);
+    // Nothing is older than an hour ago.
+    let hour_ago = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+        - 3_600_000;
+    assert_eq!(a.prune(hour_ago, false).unwrap(), (0, 0));
+    // Everything is older than an hour from now: a dry run changes nothing.
+    let later = hour_ago + 2 * 3_600_000;
+    assert_eq!(a.prune(later, true).unwrap(), (2, 1));
+    assert_eq!(a.versions(&a_file).unwrap().len(), 3);
+    assert_eq!(a.prune(later, false).unwrap(), (2, 1));
+    let left = a.versions(&a_file).unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(
+        a.read(&a_file, None).unwrap(),
+        std::fs::read(&a_file).unwrap()
+    );
+    assert!(!a.holds(&b_file).unwrap());
+    assert!(a.verify().unwrap().problems.is_empty());
+}

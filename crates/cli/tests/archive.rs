@@ -300,3 +300,38 @@ fn captures_killed_at_random_moments_and_run_at_once_never_damage_the_archive() 
         assert!(kept.contains(a), "an acknowledged capture is missing");
     }
 }
+
+#[test]
+fn archive_keep_days_in_the_configuration_drops_old_states_at_each_index() {
+    let env = TestEnv::new();
+    let file = claude_session(&env, SID, &["first words", "ok"]);
+    env.run(&["index"]);
+    claude_session(&env, SID, &["rewritten words"]);
+    env.run(&["index"]);
+    let states = |env: &TestEnv| {
+        let out = env.run(&["archive", "versions", &SID[..8], "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        v["versions"].as_array().unwrap().len()
+    };
+    assert_eq!(states(&env), 2);
+    let dry = env.run(&["archive", "prune", "--older-than", "0"]);
+    assert!(
+        dry.stdout.contains("would drop 1 old state"),
+        "{}",
+        dry.stdout
+    );
+    assert_eq!(states(&env), 2);
+    env.write(".config/agentlog/config.toml", b"archive_keep_days = 0\n");
+    let r = env.run(&["index"]);
+    assert!(r.stdout.contains("1 old state dropped"), "{}", r.stdout);
+    assert_eq!(states(&env), 1);
+    let cat = env
+        .command(&["archive", "cat", &SID[..8]])
+        .output()
+        .unwrap();
+    assert_eq!(cat.stdout, std::fs::read(&file).unwrap());
+    assert!(env
+        .run(&["doctor"])
+        .stdout
+        .contains("keeps old states and deleted files 0 days"));
+}

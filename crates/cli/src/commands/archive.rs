@@ -82,6 +82,18 @@ pub enum What {
         #[arg(long)]
         json: bool,
     },
+    /// Drop states older than N days that are not their file's latest, and
+    /// files gone from disk for longer (agentlog keeps everything forever
+    /// unless told: `archive_keep_days = N` in the configuration file does
+    /// this at every full index).
+    Prune {
+        /// Days to keep.
+        #[arg(long, value_name = "DAYS")]
+        older_than: u32,
+        /// Do it (without it, say what would go).
+        #[arg(long)]
+        yes: bool,
+    },
     /// Figures: files, versions, bytes kept and stored.
     Stats {
         /// Print JSON.
@@ -258,6 +270,21 @@ pub fn cmd_archive(args: Args) -> anyhow::Result<ExitCode> {
             } else {
                 ExitCode::from(1)
             });
+        }
+        What::Prune { older_than, yes } => {
+            let (states, files) = a::prune(&settings, older_than, !yes)?;
+            out::print(&format!(
+                "{} {} and {} gone from disk for over {}{}\n",
+                if yes { "dropped" } else { "would drop" },
+                out::count(states as u64, "old state"),
+                out::count(files as u64, "file"),
+                out::count(older_than as u64, "day"),
+                if yes {
+                    ""
+                } else {
+                    "; nothing was removed: run again with --yes"
+                }
+            ))?;
         }
         What::Stats { json } => {
             let Some(s) = a::stats(&settings)? else {

@@ -71,6 +71,10 @@ fn archive_text(settings: &config::Settings) -> anyhow::Result<String> {
         Some(st) => {
             s.push_str("archive: ");
             s.push_str(&crate::commands::archive::stats_text(&st));
+            s.push_str(&match settings.archive_keep_days {
+                None => "archive: keeps every state forever (archive_keep_days in the configuration file sets a limit)\n".to_string(),
+                Some(d) => format!("archive: keeps old states and deleted files {} (archive_keep_days)\n", out::count(u64::from(d), "day")),
+            });
         }
         None if settings.archive_dir().is_none() => s.push_str(
             "archive: off (AGENTLOG_ARCHIVE=off): a session its agent deletes is gone from agentlog too\n",

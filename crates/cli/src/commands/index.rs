@@ -301,7 +301,7 @@ fn print_report(
     ))?;
     if let Some(k) = kept {
         let a = &k.report;
-        if a.new + a.appended + a.rewritten + a.failed.len() > 0 || k.noticed > 0 {
+        if a.new + a.appended + a.rewritten + a.failed.len() + k.pruned > 0 || k.noticed > 0 {
             out::print(&format!(
                 "archive: {} new, {} grew, {} rewritten (a new version each), {} not kept; {} stored{}\n",
                 out::count(a.new as u64, "file"),
@@ -312,6 +312,9 @@ fn print_report(
                 match k.noticed {
                     0 => String::new(),
                     n => format!("; {} noticed deleted or back", out::count(n as u64, "session")),
+                } + &match k.pruned {
+                    0 => String::new(),
+                    n => format!("; {} dropped (archive_keep_days)", out::count(n as u64, "old state")),
                 }
             ))?;
         }
