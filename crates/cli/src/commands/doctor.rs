@@ -88,15 +88,20 @@ fn archive_text(settings: &config::Settings) -> anyhow::Result<String> {
     Ok(s)
 }
 
+/// The agent's name for people.
+pub fn agent_name(agent: &str) -> &str {
+    match agent {
+        "claude" => "Claude Code",
+        "gemini" => "Gemini CLI",
+        other => other,
+    }
+}
+
 /// One line per agent set to delete sessions the archive does not hold.
 pub fn retention_text(risks: &[agentlog_api::archive::Retention]) -> String {
     let mut s = String::new();
     for r in risks {
-        let name = match r.agent {
-            "claude" => "Claude Code",
-            "gemini" => "Gemini CLI",
-            other => other,
-        };
+        let name = agent_name(r.agent);
         s.push_str(&format!(
             "warning: {name} deletes {} ({}); of its {}, {} not in agentlog's archive yet: run `agentlog index` (or `agentlog hooks install` to keep each as it is written)\n",
             r.deletes,

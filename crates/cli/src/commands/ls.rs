@@ -135,12 +135,13 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
         l
     };
     if !args.json && args.db.is_none() {
-        let risks = agentlog_api::archive::retention(&settings, &deletable);
-        if let Some(line) = crate::commands::doctor::retention_text(&risks)
-            .lines()
-            .next()
-        {
-            crate::eprintln_clean!("agentlog: {line}");
+        // One line, from the sessions listed; `doctor` counts them all.
+        if let Some(r) = agentlog_api::archive::retention(&settings, &deletable).first() {
+            let name = crate::commands::doctor::agent_name(r.agent);
+            crate::eprintln_clean!(
+                "agentlog: {name} deletes {}; some of these sessions are not in agentlog's archive yet: run `agentlog index` (or `agentlog hooks install`)",
+                r.deletes
+            );
         }
     }
     for w in &listing.warnings {
