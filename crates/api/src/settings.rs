@@ -55,6 +55,12 @@ pub struct Settings {
     pub index_path: PathBuf,
     /// Where the archive is (see [`Settings::archive_dir`]).
     pub archive: ArchivePlace,
+    /// Whether the caller runs the full check of the index a read finds
+    /// due once it has answered (see [`crate::refresh::for_reading`]): true
+    /// for this process unless `$AGENTLOG_NO_BACKGROUND` is set (a check
+    /// started in the background runs with it, so that it starts no
+    /// other); false for settings made without the process.
+    pub background_checks: bool,
 }
 
 /// Where agentlog's archive of session files is.
@@ -82,6 +88,7 @@ impl Settings {
             config_path: None,
             index_path,
             archive: ArchivePlace::BesideIndex,
+            background_checks: false,
         }
     }
 
@@ -100,6 +107,19 @@ impl Settings {
                 ArchivePlace::At(PathBuf::from(p))
             };
         }
+        s.background_checks = std::env::var_os("AGENTLOG_NO_BACKGROUND").is_none();
+        Ok(s)
+    }
+
+    /// Returns the settings of this process (see
+    /// [`Settings::from_process`]) with the index at `index` when the
+    /// caller names one: an index given explicitly comes before
+    /// `$AGENTLOG_INDEX` and the default.
+    pub fn from_process_at(index: Option<&Path>, roots: &[String]) -> Result<Settings, ApiError> {
+        let mut s = Settings::from_process(roots)?;
+        if let Some(p) = index {
+            s.index_path = p.to_path_buf();
+        }
         Ok(s)
     }
 
@@ -114,6 +134,7 @@ impl Settings {
             config_path: None,
             index_path,
             archive: ArchivePlace::BesideIndex,
+            background_checks: false,
         };
         apply_file(&mut s, &path)?;
         let flags = parse_roots(roots, &s.env.home)?;
