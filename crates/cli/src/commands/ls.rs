@@ -65,7 +65,7 @@ pub struct Args {
 pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
     let settings = config::settings(&args.roots)?;
     settings.formats(&args.agent).context("--agent")?;
-    let loc = crate::commands::index::IndexLocation {
+    let loc = crate::fresh::IndexLocation {
         index: std::env::var_os("AGENTLOG_INDEX")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from),
@@ -76,7 +76,7 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
         (_, true) => Source::Files,
         _ => Source::Auto,
     }
-    .resolve(&loc.resolve()?);
+    .resolve(&settings);
     let cached = source == Source::Index;
     let opts = ListOptions {
         agents: args.agent.clone(),
@@ -118,8 +118,8 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
         agentlog_api::list::visit_in(&settings, &opts, &db, &mut |s| out.push(s))?
     } else if cached {
         // The index and its refresh, with the notices of `search`.
-        let index = crate::commands::index::refreshed(&loc)?;
-        agentlog_api::list::visit_in(&loc.resolve()?, &opts, &index, &mut push)?
+        let index = crate::fresh::refreshed(&loc)?;
+        agentlog_api::list::visit_in(&settings, &opts, &index, &mut push)?
     } else {
         let bar = progress_bar();
         let l = agentlog_api::list::list(&settings, &opts, &|done, total| {
