@@ -254,6 +254,38 @@ pub fn refreshed(
     ))
 }
 
+/// The index as a front end reads it (see [`for_reading`]).
+pub struct Fresh {
+    /// The index, refreshed when that was cheap.
+    pub index: Index,
+    /// What the refresh did (a front end says when the index is
+    /// [`Refreshed::Behind`]).
+    pub refreshed: Refreshed,
+    /// A full check is due and this caller claimed it: it should run one
+    /// once it has answered (the CLI starts `agentlog index` in the
+    /// background). Only with [`Settings::background_checks`].
+    pub check_due: bool,
+}
+
+/// What every command that reads the index does first (`search`, `stats`,
+/// a cached listing, an export of every session): opens the index of
+/// `settings` and brings it up to date when that is cheap ([`refreshed`],
+/// telling `events`), then, when the caller runs checks
+/// ([`Settings::background_checks`]), asks whether a full check is due
+/// ([`full_check_due`], which claims it).
+pub fn for_reading(
+    settings: &Settings,
+    events: &mut dyn FnMut(Event<'_>),
+) -> Result<Fresh, ApiError> {
+    let (index, refreshed) = refreshed(settings, events)?;
+    let check_due = settings.background_checks && full_check_due(&index);
+    Ok(Fresh {
+        index,
+        refreshed,
+        check_due,
+    })
+}
+
 /// Brings the index up to date with every session (`rebuild`: reads every
 /// file again into a new index that replaces the old one when complete).
 pub fn update(

@@ -64,6 +64,12 @@ pub struct Settings {
     /// configuration file, `$AGENTLOG_ARCHIVE_KEEP_DAYS`); forever when
     /// `None`, the default.
     pub archive_keep_days: Option<u32>,
+    /// Whether the caller runs the full check of the index a read finds
+    /// due once it has answered (see [`crate::refresh::for_reading`]): true
+    /// for this process unless `$AGENTLOG_NO_BACKGROUND` is set (a check
+    /// started in the background runs with it, so that it starts no
+    /// other); false for settings made without the process.
+    pub background_checks: bool,
 }
 
 /// Where agentlog's archive of session files is.
@@ -92,6 +98,7 @@ impl Settings {
             index_path,
             archive: ArchivePlace::BesideIndex,
             archive_keep_days: None,
+            background_checks: false,
         }
     }
 
@@ -123,6 +130,19 @@ impl Settings {
                 })?),
             };
         }
+        s.background_checks = std::env::var_os("AGENTLOG_NO_BACKGROUND").is_none();
+        Ok(s)
+    }
+
+    /// Returns the settings of this process (see
+    /// [`Settings::from_process`]) with the index at `index` when the
+    /// caller names one: an index given explicitly comes before
+    /// `$AGENTLOG_INDEX` and the default.
+    pub fn from_process_at(index: Option<&Path>, roots: &[String]) -> Result<Settings, ApiError> {
+        let mut s = Settings::from_process(roots)?;
+        if let Some(p) = index {
+            s.index_path = p.to_path_buf();
+        }
         Ok(s)
     }
 
@@ -138,6 +158,7 @@ impl Settings {
             index_path,
             archive: ArchivePlace::BesideIndex,
             archive_keep_days: None,
+            background_checks: false,
         };
         apply_file(&mut s, &path)?;
         let flags = parse_roots(roots, &s.env.home)?;

@@ -277,6 +277,40 @@ fn the_full_check_is_claimed_once() {
 }
 
 #[test]
+fn a_read_claims_a_due_check_only_for_a_caller_that_runs_checks() {
+    let home = tempfile::tempdir().unwrap();
+    let mut settings = Settings::with_home(home.path());
+    session(home.path(), "-p", "aaaa", "alphaword");
+    let fresh = refresh::for_reading(&settings, &mut |_| {}).unwrap();
+    assert!(matches!(fresh.refreshed, refresh::Refreshed::Built(_)));
+    assert!(!fresh.check_due);
+    // The last full check a minute ago: one is due.
+    let aged = |index: &agentlog_index::Index| {
+        let mut journal = index.journal().unwrap().unwrap();
+        journal.checked_ms -= 60_000;
+        index.save_journal(&journal).unwrap();
+    };
+    aged(&fresh.index);
+    drop(fresh);
+    // Settings made without the process run no checks: none is claimed.
+    assert!(!settings.background_checks);
+    let fresh = refresh::for_reading(&settings, &mut |_| {}).unwrap();
+    assert_eq!(fresh.refreshed, refresh::Refreshed::Current);
+    assert!(!fresh.check_due);
+    drop(fresh);
+    // A caller that runs them claims it, once.
+    settings.background_checks = true;
+    let fresh = refresh::for_reading(&settings, &mut |_| {}).unwrap();
+    assert!(fresh.check_due);
+    drop(fresh);
+    assert!(
+        !refresh::for_reading(&settings, &mut |_| {})
+            .unwrap()
+            .check_due
+    );
+}
+
+#[test]
 fn a_listing_reads_the_index_once_there_is_one() {
     use agentlog_api::list::Source;
     let home = tempfile::tempdir().unwrap();

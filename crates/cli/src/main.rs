@@ -6,6 +6,7 @@
 
 mod commands;
 mod config;
+mod fresh;
 mod load;
 mod out;
 mod redact;
@@ -183,8 +184,8 @@ fn main() -> ExitCode {
     out::widen_stdout_pipe();
     let result = run(cli);
     // A full check of the index a command found due starts now that the
-    // command has answered (commands::index::start_pending_check).
-    commands::index::start_pending_check();
+    // command has answered (fresh::start_pending_check).
+    fresh::start_pending_check();
     match result {
         Ok(code) => code,
         Err(err) if out::is_broken_pipe(&err) => ExitCode::SUCCESS,

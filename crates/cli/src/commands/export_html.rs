@@ -1,7 +1,7 @@
 //! `agentlog export --to html`: self-contained HTML files.
 
 use super::export::Args;
-use crate::commands::index::{self, IndexLocation};
+use crate::fresh::{self, IndexLocation};
 use crate::load;
 use agentlog_index::backend::read_session;
 use agentlog_index::PageParams;
@@ -73,7 +73,7 @@ pub fn cmd_export_html(args: &Args, one: Option<(&str, Option<&str>)>) -> anyhow
             export_all(page.sessions, dir, !args.no_redact, &read, false)?
         }
         None => {
-            let idx = index::refreshed(&IndexLocation::default())?;
+            let idx = fresh::refreshed(&IndexLocation::default())?;
             let page = idx.session_page(&params)?;
             drop(idx);
             if page.sessions.is_empty() {

@@ -1,9 +1,10 @@
 use crate::{config, out};
 use agentlog_api::{EmptiedBy, ListOptions, ListOrder, Listing, SessionSummary, Source};
 use agentlog_formats::render::sanitize;
-use agentlog_model::Timestamp;
 use anyhow::Context;
 use chrono::{DateTime, Datelike, Local, Offset, TimeZone, Timelike, Utc};
+use serde::Serialize as _;
+use serde_json::ser::{Formatter as _, PrettyFormatter};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -65,7 +66,7 @@ pub struct Args {
 pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
     let settings = config::settings(&args.roots)?;
     settings.formats(&args.agent).context("--agent")?;
-    let loc = crate::commands::index::IndexLocation {
+    let loc = crate::fresh::IndexLocation {
         index: std::env::var_os("AGENTLOG_INDEX")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from),
@@ -76,7 +77,7 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
         (_, true) => Source::Files,
         _ => Source::Auto,
     }
-    .resolve(&loc.resolve()?);
+    .resolve(&settings);
     let cached = source == Source::Index;
     let opts = ListOptions {
         agents: args.agent.clone(),
@@ -118,8 +119,8 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
         agentlog_api::list::visit_in(&settings, &opts, &db, &mut |s| out.push(s))?
     } else if cached {
         // The index and its refresh, with the notices of `search`.
-        let index = crate::commands::index::refreshed(&loc)?;
-        agentlog_api::list::visit_in(&loc.resolve()?, &opts, &index, &mut push)?
+        let index = crate::fresh::refreshed(&loc)?;
+        agentlog_api::list::visit_in(&settings, &opts, &index, &mut push)?
     } else {
         let bar = progress_bar();
         let l = agentlog_api::list::list(&settings, &opts, &|done, total| {
@@ -222,10 +223,6 @@ fn nothing_found(listing: &Listing, args: &Args) -> String {
     }
 }
 
-fn rfc3339(ms: Option<i64>) -> Option<String> {
-    ms.and_then(Timestamp::rfc3339_millis)
-}
-
 fn truncate(s: &str, max: usize) -> String {
     sanitize::truncate(s, max)
 }
@@ -275,7 +272,11 @@ impl Rows<'_> {
 /// only once all have come): every cell of a row, one after the other, in
 /// the text of a chunk, and where each ends. Chunks of a fixed size are
 /// filled, not one string grown: growing it copied it again and again and
-/// touched twice its memory (a fifth of `ls` at 10 GB).
+/// touched twice its memory (a fifth of `ls` at 10 GB). Not a table
+/// crate: laying out 100,000 rows of cells already made took comfy-table
+/// 7.2 220–250 ms and tabled 0.20 74–80 ms against 8–17 ms here, and both
+/// pad by display width (two columns for a CJK character) where this
+/// table counts characters, which moves the columns after such a cell.
 struct Table<'h> {
     home: std::borrow::Cow<'h, str>,
     chunks: Vec<Chunk>,
@@ -418,12 +419,19 @@ impl<'h> Table<'h> {
     }
 }
 
-/// A JSON array written as its elements come, as [`out::print_json`]
-/// writes a whole one (pretty, two spaces a level). The first error stops
-/// the writing and is given by [`JsonArray::finish`].
+/// A JSON array written as its elements come, by serde_json's own
+/// serializer: the bytes [`out::print_json`] writes for the whole array
+/// (pretty, two spaces a level), without holding it. The array's
+/// punctuation comes from the formatter's calls that
+/// [`serde::ser::SerializeSeq`] makes, and each element is serialized in
+/// place, one level in (a `SerializeSeq` itself would borrow the
+/// serializer this owns). Nothing is written before the first element, so
+/// a listing that fails before it leaves standard output empty. The first
+/// error stops the writing and is given by [`JsonArray::finish`].
 struct JsonArray<W: std::io::Write> {
     w: std::io::BufWriter<W>,
-    element: Vec<u8>,
+    /// Where the array is: its indentation, and whether it holds a value.
+    pretty: PrettyFormatter<'static>,
     given: usize,
     error: Option<anyhow::Error>,
 }
@@ -432,7 +440,7 @@ impl<W: std::io::Write> JsonArray<W> {
     fn new(w: W) -> JsonArray<W> {
         JsonArray {
             w: std::io::BufWriter::with_capacity(64 * 1024, w),
-            element: Vec::new(),
+            pretty: PrettyFormatter::new(),
             given: 0,
             error: None,
         }
@@ -448,12 +456,16 @@ impl<W: std::io::Write> JsonArray<W> {
     }
 
     fn write(&mut self, s: &SessionSummary) -> anyhow::Result<()> {
-        use std::io::Write as _;
-        self.element.clear();
-        summary_json(&mut self.element, s)?;
-        self.w
-            .write_all(if self.given == 0 { b"[\n  " } else { b",\n  " })?;
-        self.w.write_all(&self.element)?;
+        let first = self.given == 0;
+        if first {
+            self.pretty.begin_array(&mut self.w)?;
+        }
+        self.pretty.begin_array_value(&mut self.w, first)?;
+        // A formatter where the array's is (one level in) serializes the
+        // element as the array's own would.
+        let mut element = serde_json::Serializer::with_formatter(&mut self.w, self.pretty.clone());
+        s.serialize(&mut element)?;
+        self.pretty.end_array_value(&mut self.w)?;
         self.given += 1;
         Ok(())
     }
@@ -463,86 +475,14 @@ impl<W: std::io::Write> JsonArray<W> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        self.w
-            .write_all(if self.given == 0 { b"[]\n" } else { b"\n]\n" })?;
+        if self.given == 0 {
+            self.pretty.begin_array(&mut self.w)?;
+        }
+        self.pretty.end_array(&mut self.w)?;
+        self.w.write_all(b"\n")?;
         self.w.flush()?;
         Ok(())
     }
-}
-
-/// Appends `s` to `out` as serde_json pretty-prints it one level into an
-/// array, written field by field: pretty-printing each session and
-/// indenting it again was a third of `ls --json` at 10 GB. A test compares
-/// the two.
-fn summary_json(out: &mut Vec<u8>, s: &SessionSummary) -> anyhow::Result<()> {
-    let path = s
-        .path
-        .to_str()
-        .ok_or_else(|| anyhow::anyhow!("path contains invalid UTF-8 characters"))?;
-    let texts: [(&[u8], Option<&str>); 6] = [
-        (b"{\n    \"agent\": ", Some(&s.agent)),
-        (b",\n    \"format\": ", Some(&s.format)),
-        (b",\n    \"id\": ", Some(&s.id)),
-        (b",\n    \"path\": ", Some(path)),
-        (b",\n    \"project\": ", s.project.as_deref()),
-        (b",\n    \"title\": ", s.title.as_deref()),
-    ];
-    for (key, text) in texts {
-        out.extend_from_slice(key);
-        json_text(out, text)?;
-    }
-    for (key, ms) in [
-        (b",\n    \"started\": ", s.started_ms),
-        (b",\n    \"updated\": ", s.updated_ms),
-    ] {
-        out.extend_from_slice(key);
-        json_text(out, rfc3339(ms).as_deref())?;
-    }
-    for (key, n) in [
-        (&b",\n    \"messages\": "[..], s.messages),
-        (b",\n    \"tokens\": ", s.tokens),
-    ] {
-        out.extend_from_slice(key);
-        out.extend_from_slice(n.to_string().as_bytes());
-    }
-    if let Some(d) = &s.deleted {
-        out.extend_from_slice(b",\n    \"deleted\": {\n      \"noticed\": ");
-        json_text(out, rfc3339(d.noticed_ms).as_deref())?;
-        out.extend_from_slice(b"\n    }");
-    }
-    out.extend_from_slice(b"\n  }");
-    Ok(())
-}
-
-/// Appends `text` as a JSON string (`null` when there is none): as it is
-/// when nothing in it needs an escape, else as serde_json escapes it.
-fn json_text(out: &mut Vec<u8>, text: Option<&str>) -> anyhow::Result<()> {
-    match text {
-        None => out.extend_from_slice(b"null"),
-        Some(t) if !needs_json_escape(t.as_bytes()) => {
-            out.push(b'"');
-            out.extend_from_slice(t.as_bytes());
-            out.push(b'"');
-        }
-        Some(t) => serde_json::to_writer(&mut *out, t)?,
-    }
-    Ok(())
-}
-
-/// Whether `text` holds a byte a JSON string must escape (a control
-/// character, `"` or `\`). Looked at 32 bytes at a time without stopping
-/// inside a block, which the compiler turns into vector instructions; a
-/// check that stops at the first such byte goes byte by byte (a fifth of
-/// `ls --json`).
-fn needs_json_escape(text: &[u8]) -> bool {
-    let escaped = |b: u8| (b < 0x20) | (b == b'"') | (b == b'\\');
-    let mut blocks = text.chunks_exact(32);
-    for block in &mut blocks {
-        if block.iter().fold(false, |any, &b| any | escaped(b)) {
-            return true;
-        }
-    }
-    blocks.remainder().iter().any(|&b| escaped(b))
 }
 
 /// Appends the start column of a session that started at `ms` to `cell`
@@ -729,27 +669,6 @@ mod tests {
             assert!(serde_json::to_string(&odd).is_err());
             assert!(err.contains("invalid UTF-8"), "{err}");
         }
-    }
-
-    #[test]
-    fn a_byte_to_escape_is_found_at_every_place_of_a_block() {
-        // Texts of every length around two blocks, with each kind of byte
-        // JSON escapes (and its neighbours, which it does not) at every
-        // offset: the check agrees with serde_json's output.
-        for len in 0..100usize {
-            for at in 0..len {
-                for b in [0x00u8, 0x1f, 0x20, b'"', b'\\', b'!', b'[', 0x7f] {
-                    let mut text = vec![b'a'; len];
-                    text[at] = b;
-                    let quoted =
-                        serde_json::to_string(std::str::from_utf8(&text).unwrap()).unwrap();
-                    let escaped = quoted.len() != len + 2;
-                    assert_eq!(needs_json_escape(&text), escaped, "{len} {at} {b:#x}");
-                }
-            }
-            assert!(!needs_json_escape(&vec![b'a'; len]));
-        }
-        assert!(!needs_json_escape("é✓\u{2028}🦀".repeat(20).as_bytes()));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 use crate::commands::db::required;
-use crate::commands::index::discover;
+use crate::fresh::discover;
 use crate::{config, out};
 use agentlog_postgres::{PgIndex, PushOptions};
 use std::io::IsTerminal;

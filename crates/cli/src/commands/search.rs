@@ -1,4 +1,4 @@
-use crate::commands::index::{refreshed, IndexLocation};
+use crate::fresh::{refreshed, IndexLocation};
 use crate::out;
 use agentlog_api::Matches;
 use agentlog_formats::render::sanitize::sanitize_line;

@@ -1,4 +1,4 @@
-use crate::commands::index::{self, IndexLocation};
+use crate::fresh::{self, IndexLocation};
 use agentlog_web::{serve, ServeConfig, Source};
 use anyhow::Context;
 use std::io::Write;
@@ -131,8 +131,8 @@ fn local(args: &Args) -> anyhow::Result<Source> {
     // Sessions whose files their agents deleted are read from the archive.
     agentlog_api::archive::attach(&settings);
     let path = settings.index_path.clone();
-    let mut idx = index::open(&path)?;
-    let found = index::discover(&settings, true)?;
+    let mut idx = fresh::open(&path)?;
+    let found = fresh::discover(&settings, true)?;
     // The plan holds the index's update lock until it is applied or dropped:
     // it must not outlive this block (the server updates the index too).
     let plan = idx.plan(&found)?;

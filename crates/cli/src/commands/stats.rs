@@ -1,4 +1,4 @@
-use crate::commands::index::{refreshed, IndexLocation};
+use crate::fresh::{refreshed, IndexLocation};
 use crate::out;
 use agentlog_index::time::{now_ms, parse_time};
 use agentlog_index::{ExplainRow, GroupBy, PriceUsed, StatRow, StatsParams};
