@@ -247,6 +247,16 @@ pub fn capture_hook(
             crate::resolve::resolve_among(&found, &id)?.path
         }
     };
+    // Only a session file of that agent is kept: a hook's input names a
+    // path, and what is not the agent's session stays out of the archive.
+    let detected = registry::detect(&path)?;
+    if detected.name() != *format {
+        return Err(bad(format!(
+            "{} is not a {agent} session file (it reads as {}); nothing was kept",
+            path.display(),
+            detected.name()
+        )));
+    }
     let Some(mut archive) = open(settings)? else {
         return Err(ApiError::NoArchive {
             why: "the archive is off (AGENTLOG_ARCHIVE=off)".into(),

@@ -148,6 +148,38 @@ fn the_claude_hook_captures_the_transcript_it_is_handed() {
     let ls = env.run(&["archive", "ls", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&ls.stdout).unwrap();
     assert_eq!(v[0]["path"], file.display().to_string());
+    // A path that is not a Claude Code session is not kept.
+    let other = env.write(
+        "notes/id_key",
+        b"-----BEGIN PRIVATE KEY-----\nnot a session\n",
+    );
+    let mut c = env.command(&["capture", "--hook", "claude"]);
+    c.stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let input = serde_json::json!({"session_id": "x", "transcript_path": other});
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("id_key"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ls = env.run(&["archive", "ls", "--json"]);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&ls.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     // Bad input never fails the agent's hook.
     let mut c = env.command(&["capture", "--hook", "claude"]);
     c.stdin(std::process::Stdio::piped())
