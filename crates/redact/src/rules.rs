@@ -490,6 +490,29 @@ impl Rules {
                 hits.sort_by_key(|h| h.start);
             }
         }
+        // A secret base64-encoded (a header, a config blob pasted whole):
+        // each run of the base64 alphabet long enough to hold one is
+        // decoded, and when what it spells is text holding a secret, the
+        // whole run is the secret.
+        let before = hits.len();
+        for (start, end) in base64_runs(text) {
+            if hits.iter().any(|x| x.start < end && start < x.end) {
+                continue;
+            }
+            let Some(decoded) = decode_base64(&text[start..end]) else {
+                continue;
+            };
+            if let Some(h) = self.find_as_is(&decoded).first() {
+                hits.push(Hit {
+                    start,
+                    end,
+                    rule: h.rule,
+                });
+            }
+        }
+        if hits.len() > before {
+            hits.sort_by_key(|h| h.start);
+        }
         hits
     }
 
@@ -692,6 +715,61 @@ fn normalized(text: &str) -> Option<Normalized> {
         changed |= out[at..].chars().ne(std::iter::once(c));
     }
     changed.then_some(Normalized { text: out, origin })
+}
+
+/// The shortest base64 run decoded: 24 characters spell 18 bytes, less
+/// than the shortest secret a rule finds plus its context.
+const BASE64_MIN: usize = 24;
+/// The longest run decoded (longer ones are data, not a pasted secret).
+const BASE64_MAX: usize = 16 * 1024;
+
+/// The spans of `text` made of the base64 alphabet (standard or URL-safe,
+/// `=` padding at the end) of a length that can hold a secret.
+fn base64_runs(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let is_b64 = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_');
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !is_b64(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && is_b64(b[i]) {
+            i += 1;
+        }
+        while i < b.len() && b[i] == b'=' && i - start < BASE64_MAX + 2 {
+            i += 1;
+        }
+        let len = i - start;
+        // A run of letters alone is a word, not an encoding.
+        if (BASE64_MIN..=BASE64_MAX).contains(&len)
+            && b[start..i]
+                .iter()
+                .any(|c| c.is_ascii_digit() || matches!(c, b'+' | b'/' | b'-' | b'_' | b'='))
+            && b[start..i].iter().any(|c| c.is_ascii_uppercase())
+            && b[start..i].iter().any(|c| c.is_ascii_lowercase())
+        {
+            runs.push((start, i));
+        }
+    }
+    runs
+}
+
+/// What `run` decodes to, when it is base64 of printable text.
+fn decode_base64(run: &str) -> Option<String> {
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    use base64::Engine;
+    let body = run.trim_end_matches('=');
+    let bytes = STANDARD_NO_PAD
+        .decode(body)
+        .or_else(|_| URL_SAFE_NO_PAD.decode(body))
+        .ok()?;
+    let text = String::from_utf8(bytes).ok()?;
+    text.chars()
+        .all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
+        .then_some(text)
 }
 
 fn whole_chars(text: &str, mut start: usize, mut end: usize) -> (usize, usize) {

@@ -2,6 +2,8 @@
 //! raw files; false positives on the real fixtures.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+use base64::Engine as _;
+
 use agentlog_bench::secrets::{
     all_secrets, forms, leaks, planted, planted_session, planted_text, Planted,
 };
@@ -409,6 +411,13 @@ fn disguised_secrets_are_found_in_text() {
         ("zero-width", format!("the key is {head}\u{200B}{tail} ok")),
         ("soft hyphen", format!("the key is {head}\u{00AD}{tail} ok")),
         ("fullwidth", format!("the key is {fullwidth} ok")),
+        (
+            "base64",
+            format!(
+                "Authorization: Basic {} ok",
+                base64::engine::general_purpose::STANDARD.encode(format!("user:{key}"))
+            ),
+        ),
     ];
     for (what, text) in disguised {
         let mut t = text.clone();
@@ -418,6 +427,12 @@ fn disguised_secrets_are_found_in_text() {
         // What surrounded the secret stays.
         assert!(t.ends_with(" ok") || t.ends_with("&x=1"), "{what}: {t:?}");
         assert!(!t.contains(tail) || what == "url-encoded", "{what}: {t:?}");
+        if what == "base64" {
+            assert!(
+                !t.contains("Basic dXNlcj"),
+                "{what}: the encoded run stays: {t:?}"
+            );
+        }
     }
     // Plain text with `%`, fullwidth and invisible characters but no
     // secret is left alone.
