@@ -115,8 +115,8 @@ pub fn diff(settings: &Settings, arg: &str, a: u32, b: u32) -> Result<String, Ap
         .unified_diff()
         .context_radius(3)
         .header(
-            &format!("{name} (version {a})"),
-            &format!("{name} (version {b})"),
+            &format!("{name} (state {a})"),
+            &format!("{name} (state {b})"),
         )
         .to_string())
 }

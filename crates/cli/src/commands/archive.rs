@@ -177,14 +177,21 @@ pub fn cmd_archive(args: Args) -> anyhow::Result<ExitCode> {
             let rows: Vec<[String; 5]> = kept
                 .versions
                 .iter()
-                .map(|v| {
+                .enumerate()
+                .map(|(i, v)| {
+                    // A version after another one's last state: rewritten.
+                    let rewritten = i > 0 && kept.versions[i - 1].id != v.id;
                     [
                         v.number.to_string(),
                         when(Some(v.seen_ms)),
                         bytes(v.stat.size),
                         match (v.grew_into_next, v.appends) {
                             (true, _) => format!("grew into {}", v.number + 1),
+                            (false, 0) if rewritten => "rewritten".into(),
                             (false, 0) => "-".into(),
+                            (false, n) if rewritten => {
+                                format!("rewritten, then grew {}", out::count(n as u64, "time"))
+                            }
                             (false, n) => format!("grew {}", out::count(n as u64, "time")),
                         },
                         if v.grew_into_next {
