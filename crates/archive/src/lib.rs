@@ -342,18 +342,7 @@ impl Archive {
         let Some(id) = id else {
             return Ok(false);
         };
-        let versions: Vec<i64> = {
-            let mut st = tx
-                .prepare("SELECT id FROM versions WHERE source = ?1")
-                .map_err(sql)?;
-            let rows = st.query_map([id], |r| r.get(0)).map_err(sql)?;
-            rows.collect::<rusqlite::Result<_>>().map_err(sql)?
-        };
-        for v in versions {
-            schema::drop_version(&tx, v).map_err(sql)?;
-        }
-        tx.execute("DELETE FROM sources WHERE id = ?1", [id])
-            .map_err(sql)?;
+        schema::drop_source(&tx, id).map_err(sql)?;
         tx.commit().map_err(sql)?;
         self.checkpoint()?;
         Ok(true)
@@ -428,40 +417,25 @@ impl Archive {
         let mut states = tx
             .execute("DELETE FROM grown WHERE seen_ns < ?1", [cutoff])
             .map_err(sql)?;
-        let gone: Vec<i64> = {
-            let mut st = tx
-                .prepare("SELECT id FROM sources WHERE gone_ns IS NOT NULL AND gone_ns < ?1")
-                .map_err(sql)?;
-            let rows = st.query_map([cutoff], |r| r.get(0)).map_err(sql)?;
-            rows.collect::<rusqlite::Result<_>>().map_err(sql)?
-        };
-        let old: Vec<i64> = {
-            let mut st = tx
-                .prepare(
-                    "SELECT v.id FROM versions v WHERE v.seen_ns < ?1
-                     AND v.id < (SELECT max(id) FROM versions w WHERE w.source = v.source)",
-                )
-                .map_err(sql)?;
-            let rows = st.query_map([cutoff], |r| r.get(0)).map_err(sql)?;
-            rows.collect::<rusqlite::Result<_>>().map_err(sql)?
-        };
+        let gone = schema::ids(
+            &tx,
+            "SELECT id FROM sources WHERE gone_ns IS NOT NULL AND gone_ns < ?1",
+            cutoff,
+        )
+        .map_err(sql)?;
+        let old = schema::ids(
+            &tx,
+            "SELECT v.id FROM versions v WHERE v.seen_ns < ?1
+             AND v.id < (SELECT max(id) FROM versions w WHERE w.source = v.source)",
+            cutoff,
+        )
+        .map_err(sql)?;
         for v in &old {
             schema::drop_version(&tx, *v).map_err(sql)?;
         }
         states += old.len();
         for s in &gone {
-            let versions: Vec<i64> = {
-                let mut st = tx
-                    .prepare("SELECT id FROM versions WHERE source = ?1")
-                    .map_err(sql)?;
-                let rows = st.query_map([s], |r| r.get(0)).map_err(sql)?;
-                rows.collect::<rusqlite::Result<_>>().map_err(sql)?
-            };
-            for v in versions {
-                schema::drop_version(&tx, v).map_err(sql)?;
-            }
-            tx.execute("DELETE FROM sources WHERE id = ?1", [s])
-                .map_err(sql)?;
+            schema::drop_source(&tx, *s).map_err(sql)?;
         }
         if dry_run {
             tx.rollback().map_err(sql)?;

@@ -138,11 +138,25 @@ pub(crate) fn immediate(conn: &mut Connection) -> rusqlite::Result<Transaction<'
     conn.transaction_with_behavior(TransactionBehavior::Immediate)
 }
 
+/// The ids a query of one parameter selects.
+pub(crate) fn ids(tx: &Connection, sql: &str, param: i64) -> rusqlite::Result<Vec<i64>> {
+    let mut st = tx.prepare_cached(sql)?;
+    let rows = st.query_map([param], |r| r.get(0))?;
+    rows.collect()
+}
+
+/// Removes the source `id` and every version of it.
+pub(crate) fn drop_source(tx: &Connection, id: i64) -> rusqlite::Result<()> {
+    for v in ids(tx, "SELECT id FROM versions WHERE source = ?1", id)? {
+        drop_version(tx, v)?;
+    }
+    tx.execute("DELETE FROM sources WHERE id = ?1", [id])?;
+    Ok(())
+}
+
 /// The chunk ids `version` uses.
 pub(crate) fn chunk_ids(tx: &Connection, version: i64) -> rusqlite::Result<Vec<i64>> {
-    let mut st = tx.prepare_cached("SELECT chunk FROM parts WHERE version = ?1")?;
-    let rows = st.query_map([version], |r| r.get(0))?;
-    rows.collect()
+    ids(tx, "SELECT chunk FROM parts WHERE version = ?1", version)
 }
 
 /// Removes `version` and the chunks only it used.

@@ -39,6 +39,29 @@ fn age(file: &Path, days: u64) {
         .unwrap();
 }
 
+/// The bytes of state `n` the archive keeps of `file` (`archive cat`).
+fn cat_state(sb: &Sandbox, file: &Path, n: usize) -> Vec<u8> {
+    let mut c = std::process::Command::new(agentlog_bin());
+    c.args([
+        "archive",
+        "cat",
+        file.to_str().unwrap(),
+        "--state",
+        &n.to_string(),
+    ]);
+    c.env_clear();
+    for (k, v) in sb.env() {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "archive cat: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 fn wait_gone(files: &[&Path], within: Duration) -> bool {
     let until = Instant::now() + within;
     while Instant::now() < until {
@@ -185,21 +208,7 @@ fn real_gemini_compresses_a_session_and_agentlog_keeps_both_states() {
         ));
         let n = versions["versions"].as_array().unwrap().len();
         assert!(n >= 2, "both states kept: {versions}");
-        let cat = |k: usize| {
-            let mut c = std::process::Command::new(agentlog_bin());
-            c.args([
-                "archive",
-                "cat",
-                file.to_str().unwrap(),
-                "--state",
-                &k.to_string(),
-            ]);
-            c.env_clear();
-            for (k, v) in sb.env() {
-                c.env(k, v);
-            }
-            c.output().unwrap().stdout
-        };
+        let cat = |k: usize| cat_state(&sb, &file, k);
         assert!(
             cat(n) == after,
             "the latest state is not the file byte for byte"
@@ -249,22 +258,10 @@ fn real_codex_notify_captures_each_turn() {
             &["archive", "versions", file.to_str().unwrap(), "--json"],
         ));
         let n = kept["versions"].as_array().unwrap().len();
-        let mut c = std::process::Command::new(agentlog_bin());
-        c.args([
-            "archive",
-            "cat",
-            file.to_str().unwrap(),
-            "--state",
-            &n.to_string(),
-        ]);
-        c.env_clear();
-        for (k, v) in sb.env() {
-            c.env(k, v);
-        }
-        let out = c.output().unwrap();
+        let captured = cat_state(&sb, &file, n);
         let now = std::fs::read(&file).unwrap();
         assert!(
-            now.starts_with(&out.stdout) && !out.stdout.is_empty(),
+            now.starts_with(&captured) && !captured.is_empty(),
             "the captured state is the rollout as Codex wrote it (or its first part)"
         );
     });

@@ -474,11 +474,15 @@ impl Rules {
     /// as the span of the text that spells it.
     pub fn find(&self, text: &str) -> Vec<Hit> {
         let mut hits = self.find_as_is(text);
+        let found = hits.len();
+        // A hit of a disguised secret, unless one found already covers it.
+        let free = |hits: &[Hit], start: usize, end: usize| {
+            !hits.iter().any(|x| x.start < end && start < x.end)
+        };
         if let Some(n) = normalized(text) {
-            let before = hits.len();
             for h in self.find_as_is(&n.text) {
                 let (start, end) = (n.origin[h.start].0, n.origin[h.end - 1].1);
-                if !hits.iter().any(|x| x.start < end && start < x.end) {
+                if free(&hits, start, end) {
                     hits.push(Hit {
                         start,
                         end,
@@ -486,23 +490,17 @@ impl Rules {
                     });
                 }
             }
-            if hits.len() > before {
-                hits.sort_by_key(|h| h.start);
-            }
         }
         // A secret base64-encoded (a header, a config blob pasted whole):
         // each run of the base64 alphabet long enough to hold one is
         // decoded, and when what it spells is text holding a secret, the
         // whole run is the secret.
-        let before = hits.len();
         for (start, end) in base64_runs(text) {
-            if hits.iter().any(|x| x.start < end && start < x.end) {
+            if !free(&hits, start, end) {
                 continue;
             }
-            let Some(decoded) = decode_base64(&text[start..end]) else {
-                continue;
-            };
-            if let Some(h) = self.find_as_is(&decoded).first() {
+            let decoded = decode_base64(&text[start..end]);
+            if let Some(h) = decoded.and_then(|d| self.find_as_is(&d).first().copied()) {
                 hits.push(Hit {
                     start,
                     end,
@@ -510,7 +508,7 @@ impl Rules {
                 });
             }
         }
-        if hits.len() > before {
+        if hits.len() > found {
             hits.sort_by_key(|h| h.start);
         }
         hits
