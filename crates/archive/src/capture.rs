@@ -568,6 +568,10 @@ fn store_ahead(tx: &rusqlite::Connection, chunks: &[Chunk]) -> rusqlite::Result<
     Ok(())
 }
 
+/// Up to this many files, a capture looks up each one's latest state
+/// alone instead of reading every source's.
+const FEW_FILES: usize = 256;
+
 /// How many times a capture that another one overtook is tried again.
 const STORE_TRIES: u32 = 4;
 
@@ -628,7 +632,19 @@ impl Archive {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<CaptureReport, ArchiveError> {
         let db = self.db.clone();
-        let latest = self.latest_stats()?;
+        // A few files (the recently written ones a command's refresh
+        // reads) are looked up one by one; many, with one read of them all.
+        let latest = if files.len() <= FEW_FILES {
+            let mut m = std::collections::HashMap::new();
+            for (p, _) in files {
+                if let Some(s) = self.source(p)? {
+                    m.insert(path_text(p), s.latest);
+                }
+            }
+            m
+        } else {
+            self.latest_stats()?
+        };
         let mut report = CaptureReport {
             files: files.len(),
             ..CaptureReport::default()
