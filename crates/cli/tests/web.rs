@@ -353,6 +353,11 @@ fn serve_shows_a_session_its_agent_deleted_from_the_archive_and_says_so() {
             || body.contains("agentlog's archive keeps it"),
         "{body}"
     );
+    let (_, list) = get(server.port, "/", &host, None);
+    assert!(
+        list.contains("deleted by its agent, kept in the archive"),
+        "{list}"
+    );
 }
 
 #[test]

@@ -210,10 +210,16 @@ pub fn list_body(
     for x in &page.sessions {
         let _ = write!(
             s,
-            "<tr><td><a class=\"title\" href=\"/session?p={}\">{}</a><div class=\"sub\">{}</div></td><td><span class=\"agent\">{}</span></td><td class=\"hide-s n\">{}</td><td class=\"n\">{}</td><td class=\"n hide-s\">{}</td></tr>",
+            "<tr><td><a class=\"title\" href=\"/session?p={}\">{}</a><div class=\"sub\">{}{}</div></td><td><span class=\"agent\">{}</span></td><td class=\"hide-s n\">{}</td><td class=\"n\">{}</td><td class=\"n hide-s\">{}</td></tr>",
             url_enc(&x.path),
             esc(&title_of(x)),
             esc(x.project.as_deref().unwrap_or("")),
+            // Its agent deleted the file; this machine's archive keeps it.
+            if agentlog_formats::archived::is_kept_only(std::path::Path::new(&x.path)) {
+                " <span class=\"dim\">· deleted by its agent, kept in the archive</span>"
+            } else {
+                ""
+            },
             esc(&x.agent),
             date(x.updated_ms),
             num(x.messages),
