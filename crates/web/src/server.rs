@@ -955,17 +955,21 @@ fn session_page(
         &unplaced,
     );
     // Its agent deleted the file: say so, above the session.
-    let body = if app.local() && agentlog_formats::archived::is_kept_only(Path::new(real)) {
-        format!(
-            "<p class=\"notice\" role=\"status\">{}</p>{body}",
+    let mut body = body;
+    if app.local() && agentlog_formats::archived::is_kept_only(Path::new(real)) {
+        let notice = format!(
+            "<p class=\"notice\" role=\"status\">{}</p>",
             crate::escape::esc(&format!(
                 "Its agent deleted this session's file; agentlog's archive keeps it. `agentlog restore {}` puts it back.",
                 info.session_id
             ))
-        )
-    } else {
-        body
-    };
+        );
+        // Inside the page's column, first.
+        let at = body
+            .find("<main")
+            .and_then(|m| body[m..].find('>').map(|e| m + e + 1));
+        body.insert_str(at.unwrap_or(0), &notice);
+    }
     let title = info
         .title
         .clone()
