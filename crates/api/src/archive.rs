@@ -19,12 +19,23 @@ use agentlog_formats::registry;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+/// The error of a command that needs the archive when it is off.
+fn archive_off() -> ApiError {
+    ApiError::NoArchive {
+        why: "the archive is off (AGENTLOG_ARCHIVE=off)".into(),
+    }
+}
+
+/// The archive of `settings`, created when missing, or an error saying it
+/// is off.
+fn open_on(settings: &Settings) -> Result<Archive, ApiError> {
+    open(settings)?.ok_or_else(archive_off)
+}
+
 /// The archive of `settings`, or an error saying there is none.
 fn require(settings: &Settings) -> Result<Archive, ApiError> {
     match settings.archive_dir() {
-        None => Err(ApiError::NoArchive {
-            why: "the archive is off (AGENTLOG_ARCHIVE=off)".into(),
-        }),
+        None => Err(archive_off()),
         Some(dir) if dir.join(agentlog_archive::DB_NAME).is_file() => Ok(Archive::open(&dir)?),
         Some(dir) => Err(ApiError::NoArchive {
             why: format!(
@@ -186,11 +197,7 @@ pub fn capture_file(
     path: &Path,
 ) -> Result<agentlog_archive::Captured, ApiError> {
     let format = registry::detect(path)?;
-    let Some(mut archive) = open(settings)? else {
-        return Err(ApiError::NoArchive {
-            why: "the archive is off (AGENTLOG_ARCHIVE=off)".into(),
-        });
-    };
+    let mut archive = open_on(settings)?;
     Ok(archive.capture(path, format.name())?)
 }
 
@@ -257,11 +264,7 @@ pub fn capture_hook(
             detected.name()
         )));
     }
-    let Some(mut archive) = open(settings)? else {
-        return Err(ApiError::NoArchive {
-            why: "the archive is off (AGENTLOG_ARCHIVE=off)".into(),
-        });
-    };
+    let mut archive = open_on(settings)?;
     let kept = archive.capture(&path, format)?;
     Ok((path, kept))
 }
@@ -283,9 +286,12 @@ pub struct ScrubbedStates {
 /// Nothing to do when the archive does not hold the file.
 pub fn scrub(settings: &Settings, path: &Path, dry_run: bool) -> Result<ScrubbedStates, ApiError> {
     let mut out = ScrubbedStates::default();
-    let Some(mut archive) = open_existing(settings)?.and_then(|_| open(settings).ok().flatten())
-    else {
-        return Ok(out);
+    // No archive (or it is off): nothing kept to scrub. An archive that
+    // cannot be opened is an error, never skipped silently.
+    let mut archive = match require(settings) {
+        Ok(a) => a,
+        Err(ApiError::NoArchive { .. }) => return Ok(out),
+        Err(e) => return Err(e),
     };
     if !archive.holds(path)? {
         return Ok(out);
@@ -329,10 +335,7 @@ pub struct Retention {
 
 /// Claude Code's `cleanupPeriodDays`, from its settings (30 when unset).
 fn claude_retention(settings: &Settings) -> (String, String) {
-    let file = match settings.env.var_path("CLAUDE_CONFIG_DIR") {
-        Some(d) => d.join("settings.json"),
-        None => settings.env.home.join(".claude/settings.json"),
-    };
+    let file = crate::hooks::claude_settings(settings);
     let days = std::fs::read(&file)
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
@@ -355,7 +358,7 @@ fn claude_retention(settings: &Settings) -> (String, String) {
 /// Gemini CLI's session retention (`general.sessionRetention`: on, 30
 /// days, by default), unless it is turned off.
 fn gemini_retention(settings: &Settings) -> Option<(String, String)> {
-    let file = settings.env.home.join(".gemini/settings.json");
+    let file = crate::hooks::gemini_settings(settings);
     let v: serde_json::Value = std::fs::read(&file)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())

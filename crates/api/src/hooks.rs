@@ -71,14 +71,16 @@ fn quote_cmd(exe: &str, agent: &str) -> String {
     )
 }
 
-fn claude_settings(settings: &Settings) -> PathBuf {
+/// Claude Code's user settings file.
+pub(crate) fn claude_settings(settings: &Settings) -> PathBuf {
     match settings.env.var_path("CLAUDE_CONFIG_DIR") {
         Some(d) => d.join("settings.json"),
         None => settings.env.home.join(".claude/settings.json"),
     }
 }
 
-fn gemini_settings(settings: &Settings) -> PathBuf {
+/// Gemini CLI's user settings file.
+pub(crate) fn gemini_settings(settings: &Settings) -> PathBuf {
     settings.env.home.join(".gemini/settings.json")
 }
 

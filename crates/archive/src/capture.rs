@@ -100,12 +100,17 @@ impl Cut {
     }
 
     fn stored_bytes(&self) -> u64 {
-        self.chunks
-            .iter()
-            .filter_map(|c| c.z.as_ref())
-            .map(|z| z.len() as u64)
-            .sum()
+        stored_bytes(&self.chunks)
     }
+}
+
+/// The compressed bytes `chunks` carry to store.
+fn stored_bytes(chunks: &[Chunk]) -> u64 {
+    chunks
+        .iter()
+        .filter_map(|c| c.z.as_ref())
+        .map(|z| z.len() as u64)
+        .sum()
 }
 
 /// Cuts `bytes` whole into compressed chunks.
@@ -557,15 +562,7 @@ pub(crate) fn store(
 
 /// Stores chunks sent ahead of their version.
 fn store_ahead(tx: &rusqlite::Connection, chunks: &[Chunk]) -> rusqlite::Result<()> {
-    let mut insert = tx.prepare_cached(
-        "INSERT INTO chunks(hash, size, z) VALUES (?1, ?2, ?3) ON CONFLICT(hash) DO NOTHING",
-    )?;
-    for c in chunks {
-        if let Some(z) = &c.z {
-            insert.execute(rusqlite::params![c.hash.as_slice(), c.size as i64, z])?;
-        }
-    }
-    Ok(())
+    chunks.iter().try_for_each(|c| schema::insert_chunk(tx, c))
 }
 
 /// Up to this many files, a capture looks up each one's latest state
@@ -726,17 +723,10 @@ impl Archive {
             for msg in rx {
                 match msg {
                     Msg::Ahead(chunks) => {
-                        batch_bytes += chunks
-                            .iter()
-                            .filter_map(|c| c.z.as_ref())
-                            .map(|z| z.len() as u64)
-                            .sum::<u64>();
                         store_ahead(&t, &chunks).map_err(|e| ArchiveError::sql(&db, e))?;
-                        report.bytes_stored += chunks
-                            .iter()
-                            .filter_map(|c| c.z.as_ref())
-                            .map(|z| z.len() as u64)
-                            .sum::<u64>();
+                        let stored = stored_bytes(&chunks);
+                        batch_bytes += stored;
+                        report.bytes_stored += stored;
                         continue;
                     }
                     Msg::Same => report.unchanged += 1,

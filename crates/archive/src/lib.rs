@@ -269,7 +269,7 @@ impl Archive {
                             mtime_ns: r.get(3)?,
                             inode: r.get::<_, i64>(4)? as u64,
                         },
-                        digest: hex(&r.get::<_, Vec<u8>>(5)?),
+                        digest: hex::encode(r.get::<_, Vec<u8>>(5)?),
                         appends: r.get(6)?,
                         chunks: r.get(7)?,
                         grew_into_next: r.get::<_, i64>(8)? == 1,
@@ -489,16 +489,6 @@ pub(crate) fn now_ns() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i64)
-}
-
-/// Lower-case hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
 }
 
 /// The archive folder beside an index file: `index.sqlite` keeps its

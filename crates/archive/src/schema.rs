@@ -1,7 +1,7 @@
 //! The archive's tables, and the statements capture, scrub and forget
 //! share.
 
-use crate::capture::Cut;
+use crate::capture::{Chunk, Cut};
 use crate::ArchiveError;
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use std::path::Path;
@@ -180,6 +180,18 @@ pub(crate) fn drop_unused(tx: &Connection, ids: &[i64]) -> rusqlite::Result<()> 
     Ok(())
 }
 
+/// Stores `c`'s bytes, when it carries them and no chunk of its hash is
+/// stored yet.
+pub(crate) fn insert_chunk(tx: &Connection, c: &Chunk) -> rusqlite::Result<()> {
+    if let Some(z) = &c.z {
+        tx.prepare_cached(
+            "INSERT INTO chunks(hash, size, z) VALUES (?1, ?2, ?3) ON CONFLICT(hash) DO NOTHING",
+        )?
+        .execute(rusqlite::params![c.hash.as_slice(), c.size as i64, z])?;
+    }
+    Ok(())
+}
+
 /// Stores the chunks of `cut` not stored yet and the parts of `version`
 /// from number `first_seq` on.
 pub(crate) fn write_parts(
@@ -188,17 +200,12 @@ pub(crate) fn write_parts(
     first_seq: i64,
     cut: &Cut,
 ) -> rusqlite::Result<()> {
-    let mut insert = tx.prepare_cached(
-        "INSERT INTO chunks(hash, size, z) VALUES (?1, ?2, ?3) ON CONFLICT(hash) DO NOTHING",
-    )?;
     let mut find = tx.prepare_cached("SELECT id FROM chunks WHERE hash = ?1")?;
     let mut part = tx.prepare_cached(
         "INSERT INTO parts(version, seq, chunk, offset, size) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for (i, c) in cut.chunks.iter().enumerate() {
-        if let Some(z) = &c.z {
-            insert.execute(rusqlite::params![c.hash.as_slice(), c.size as i64, z])?;
-        }
+        insert_chunk(tx, c)?;
         let id: i64 = find.query_row([c.hash.as_slice()], |r| r.get(0))?;
         part.execute(rusqlite::params![
             version,

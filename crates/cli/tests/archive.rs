@@ -124,6 +124,34 @@ fn forget_asks_first_then_removes_for_good() {
     assert!(env.run(&["ls", "--json"]).stdout.trim() == "[]");
 }
 
+/// Runs `agentlog capture --hook claude` (and `extra`) with `input` on
+/// standard input, as Claude Code runs its hooks; returns its exit status
+/// and standard error.
+fn claude_hook(env: &TestEnv, extra: &[&str], input: &[u8]) -> (Option<i32>, String) {
+    let mut args = vec!["capture", "--hook", "claude"];
+    args.extend_from_slice(extra);
+    let mut c = env.command(&args);
+    c.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn archived(env: &TestEnv) -> Vec<serde_json::Value> {
+    let ls = env.run(&["archive", "ls", "--json"]);
+    serde_json::from_str::<serde_json::Value>(&ls.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
 #[test]
 fn the_claude_hook_captures_the_transcript_it_is_handed() {
     let env = TestEnv::new();
@@ -131,64 +159,24 @@ fn the_claude_hook_captures_the_transcript_it_is_handed() {
     let input = serde_json::json!({
         "session_id": SID, "transcript_path": file, "hook_event_name": "Stop", "cwd": "/work/app"
     });
-    let mut c = env.command(&["capture", "--hook", "claude", "--verbose"]);
-    c.stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("kept (new)"));
-    let ls = env.run(&["archive", "ls", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&ls.stdout).unwrap();
-    assert_eq!(v[0]["path"], file.display().to_string());
+    let (status, stderr) = claude_hook(&env, &["--verbose"], input.to_string().as_bytes());
+    assert_eq!(status, Some(0));
+    assert!(stderr.contains("kept (new)"), "{stderr}");
+    assert_eq!(archived(&env)[0]["path"], file.display().to_string());
     // A path that is not a Claude Code session is not kept.
     let other = env.write(
         "notes/id_key",
         b"-----BEGIN PRIVATE KEY-----\nnot a session\n",
     );
-    let mut c = env.command(&["capture", "--hook", "claude"]);
-    c.stdin(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = c.spawn().unwrap();
     let input = serde_json::json!({"session_id": "x", "transcript_path": other});
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("id_key"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let ls = env.run(&["archive", "ls", "--json"]);
-    assert_eq!(
-        serde_json::from_str::<serde_json::Value>(&ls.stdout)
-            .unwrap()
-            .as_array()
-            .unwrap()
-            .len(),
-        1
-    );
+    let (status, stderr) = claude_hook(&env, &[], input.to_string().as_bytes());
+    assert_eq!(status, Some(0));
+    assert!(stderr.contains("id_key"), "{stderr}");
+    assert_eq!(archived(&env).len(), 1);
     // Bad input never fails the agent's hook.
-    let mut c = env.command(&["capture", "--hook", "claude"]);
-    c.stdin(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(b"not json").unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not a JSON object"));
+    let (status, stderr) = claude_hook(&env, &[], b"not json");
+    assert_eq!(status, Some(0));
+    assert!(stderr.contains("not a JSON object"), "{stderr}");
 }
 
 #[test]
