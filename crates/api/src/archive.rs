@@ -64,14 +64,17 @@ fn kept_file(
     arg: &str,
 ) -> Result<(Found, Kept1), ApiError> {
     let found = crate::resolve::resolve(settings, arg)?;
-    let source = archive.source(&found.path)?.ok_or_else(|| {
+    // A session inside a database is kept with its database.
+    let file = agentlog_formats::member::split_member(&found.path)
+        .map_or_else(|| found.path.clone(), |(db, _)| db);
+    let source = archive.source(&file)?.ok_or_else(|| {
         ApiError::Archive(agentlog_archive::ArchiveError::NotKept {
             path: found.path.clone(),
             version: None,
         })
     })?;
-    let versions = archive.versions(&found.path)?;
-    let gone = std::fs::symlink_metadata(&found.path).is_err();
+    let versions = archive.versions(&file)?;
+    let gone = std::fs::symlink_metadata(&file).is_err();
     Ok((
         found,
         Kept1 {
@@ -96,8 +99,8 @@ pub fn bytes(
     number: Option<u32>,
 ) -> Result<(Found, Vec<u8>), ApiError> {
     let archive = require(settings)?;
-    let (found, _) = kept_file(settings, &archive, arg)?;
-    let bytes = archive.read(&found.path, number)?;
+    let (found, kept) = kept_file(settings, &archive, arg)?;
+    let bytes = archive.read(&kept.source.path, number)?;
     Ok((found, bytes))
 }
 
@@ -109,7 +112,16 @@ pub fn read_version(
     number: Option<u32>,
 ) -> Result<(Found, agentlog_formats::Read), ApiError> {
     let (found, bytes) = bytes(settings, arg, number)?;
-    let read = format_named(found.format)?.read_bytes(&found.path, &bytes)?;
+    let format = format_named(found.format)?;
+    let Some((db, id)) = agentlog_formats::member::split_member(&found.path) else {
+        let read = format.read_bytes(&found.path, &bytes)?;
+        return Ok((found, read));
+    };
+    // A state of a database is read from a private copy of it.
+    let dir = tempfile::tempdir().map_err(|e| ApiError::io(&db, e))?;
+    let copy = dir.path().join(db.file_name().unwrap_or(db.as_os_str()));
+    std::fs::write(&copy, &bytes).map_err(|e| ApiError::io(&copy, e))?;
+    let read = format.read_path(&agentlog_formats::member::member_path(&copy, &id))?;
     Ok((found, read))
 }
 
@@ -144,8 +156,8 @@ pub fn restore(
     force: bool,
 ) -> Result<(PathBuf, u64), ApiError> {
     let archive = require(settings)?;
-    let (found, _) = kept_file(settings, &archive, arg)?;
-    Ok(archive.restore(&found.path, number, to, force)?)
+    let (_, kept) = kept_file(settings, &archive, arg)?;
+    Ok(archive.restore(&kept.source.path, number, to, force)?)
 }
 
 /// Removes the session `arg` names from the archive for good (every
@@ -154,6 +166,12 @@ pub fn restore(
 pub fn forget(settings: &Settings, arg: &str) -> Result<(PathBuf, bool), ApiError> {
     let mut archive = require(settings)?;
     let (found, kept) = kept_file(settings, &archive, arg)?;
+    if found.path != kept.source.path {
+        return Err(ApiError::InDatabase {
+            session: found.path,
+            database: kept.source.path,
+        });
+    }
     archive.forget(&found.path)?;
     if kept.gone && settings.index_path.is_file() {
         // The next update sees it neither on disk nor in the archive.

@@ -108,6 +108,15 @@ pub enum ApiError {
         /// Why.
         why: String,
     },
+    /// A session kept inside its agent's database was named where only
+    /// the whole database can be acted on.
+    #[error("{}: this session is kept inside its agent's database {}, with that database's other sessions; forgetting it would forget them all: name the database's path to do that", session.display(), database.display())]
+    InDatabase {
+        /// The session (`file.db#id`).
+        session: PathBuf,
+        /// The database.
+        database: PathBuf,
+    },
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
@@ -167,7 +176,8 @@ impl ApiError {
         match self {
             ApiError::UnknownAgent { .. }
             | ApiError::UnknownFormat { .. }
-            | ApiError::BadRoot { .. } => true,
+            | ApiError::BadRoot { .. }
+            | ApiError::InDatabase { .. } => true,
             ApiError::Index(e) => is_usage_index(e),
             _ => false,
         }

@@ -35,16 +35,27 @@ pub fn open_existing(settings: &Settings) -> Result<Option<Archive>, ApiError> {
 }
 
 /// True for a discovered session that is one regular file (or claims to
-/// be): the archive keeps those. Sessions inside a database
-/// (`store.db#id`) and folders are not captured yet.
+/// be): the archive keeps those. Folders are not captured yet; sessions
+/// inside a database (`store.db#id`) are captured by their database.
 fn capturable(f: &Found) -> bool {
-    if agentlog_formats::member::split_member(&f.path).is_some() {
-        return false;
-    }
     match std::fs::symlink_metadata(&f.path) {
         Ok(m) => !m.is_dir(),
         Err(_) => false,
     }
+}
+
+/// The databases holding sessions of `found` (`store.db#id`), once each,
+/// with the format of their sessions.
+fn databases(found: &[Found]) -> Vec<(PathBuf, String)> {
+    let mut seen = HashSet::new();
+    found
+        .iter()
+        .filter_map(|f| {
+            let (db, _) = agentlog_formats::member::split_member(&f.path)?;
+            std::fs::symlink_metadata(&db).ok()?;
+            seen.insert(db.clone()).then(|| (db, f.format.to_string()))
+        })
+        .collect()
 }
 
 /// What keeping the found files did.
@@ -77,13 +88,28 @@ pub fn capture(
         .filter(|f| capturable(f))
         .map(|f| (f.path.clone(), f.format.to_string()))
         .collect();
-    let report = archive.capture_all(&files, progress)?;
+    let mut report = archive.capture_all(&files, progress)?;
+    for (db, format) in databases(found) {
+        report.files += 1;
+        match archive.capture_database(&db, &format) {
+            Ok(c) => report.count(c),
+            Err(e) => report.failed.push(agentlog_archive::FileFailure {
+                path: db,
+                message: e.to_string(),
+            }),
+        }
+    }
     let (mut noticed, mut pruned) = (0, 0);
     if full {
         let live: HashSet<&Path> = found
             .iter()
             .filter(|f| std::fs::symlink_metadata(&f.path).is_ok())
             .map(|f| f.path.as_path())
+            .collect();
+        let dbs = databases(found);
+        let live: HashSet<&Path> = live
+            .into_iter()
+            .chain(dbs.iter().map(|(db, _)| db.as_path()))
             .collect();
         let (mut missing, mut present) = (Vec::new(), Vec::new());
         for s in archive.sources()? {
@@ -135,10 +161,15 @@ pub fn with_kept(
             continue;
         }
         if let Some(format) = registry::by_name(&format) {
-            found.push(Found {
-                path,
-                format: format.name(),
-            });
+            // A database's sessions, or the file's one.
+            for path in format.sessions_in(&path) {
+                if !live.contains(&path) {
+                    found.push(Found {
+                        path,
+                        format: format.name(),
+                    });
+                }
+            }
         }
     }
     found
@@ -158,4 +189,15 @@ pub fn gone(settings: &Settings) -> HashMap<PathBuf, Option<i64>> {
         .into_iter()
         .map(|s| (s.path, s.gone_ms))
         .collect()
+}
+
+/// When the file of the session at `path` was noticed gone, from `gone`
+/// (see [`gone`]): its own file's, or for a session inside a database
+/// (`store.db#id`), the database's.
+pub(crate) fn gone_at(gone: &HashMap<PathBuf, Option<i64>>, path: &Path) -> Option<Option<i64>> {
+    if let Some(g) = gone.get(path) {
+        return Some(*g);
+    }
+    let (file, _) = path.to_str()?.rsplit_once('#')?;
+    gone.get(Path::new(file)).copied()
 }

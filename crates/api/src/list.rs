@@ -186,14 +186,14 @@ pub fn list(
     let found: Vec<Found> = if opts.deleted_only {
         found
             .into_iter()
-            .filter(|f| gone.contains_key(&f.path))
+            .filter(|f| crate::kept::gone_at(&gone, &f.path).is_some())
             .collect()
     } else {
         found
     };
     let (mut rows, skipped) = from_files(&found, opts.since_ms, &mut listing.warnings, progress);
     for r in &mut rows {
-        r.deleted = gone.get(&r.path).map(|&noticed_ms| Deleted { noticed_ms });
+        r.deleted = crate::kept::gone_at(&gone, &r.path).map(|noticed_ms| Deleted { noticed_ms });
     }
     Ok(finish(listing, rows, skipped, opts))
 }
@@ -254,8 +254,7 @@ pub fn visit_in(
         row.deleted = if gone.is_empty() {
             None
         } else {
-            gone.get(&row.path)
-                .map(|&noticed_ms| Deleted { noticed_ms })
+            crate::kept::gone_at(&gone, &row.path).map(|noticed_ms| Deleted { noticed_ms })
         };
         if opts.deleted_only && row.deleted.is_none() {
             return;

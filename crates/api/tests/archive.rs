@@ -226,3 +226,129 @@ fn with_the_archive_off_a_deleted_session_is_gone_as_before() {
     let lib = Library::new(s);
     assert!(ids(&lib, Source::Index, false).is_empty());
 }
+
+/// OpenCode's real database (two sessions, most rows in the write-ahead
+/// log), put where OpenCode keeps it.
+fn opencode_home(home: &Path) -> PathBuf {
+    let fixtures = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../formats/tests/fixtures/opencode/1.18.33"
+    );
+    let dir = home.join(".local/share/opencode");
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["opencode.db", "opencode.db-wal"] {
+        std::fs::copy(Path::new(fixtures).join(f), dir.join(f)).unwrap();
+    }
+    dir.join("opencode.db")
+}
+
+const OC_PARENT: &str = "ses_df5decaf8ffeAqX67SjvHMne1P";
+
+#[test]
+fn sessions_inside_a_deleted_database_stay_sessions_and_it_comes_back() {
+    let home = tempfile::tempdir().unwrap();
+    let s = settings(home.path());
+    let db = opencode_home(home.path());
+    index(&s);
+    let lib = Library::new(s.clone());
+    let listed = ids(&lib, Source::Index, false);
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    let before = lib.read(OC_PARENT).unwrap().session;
+    let hits = |lib: &Library| {
+        lib.search(&SearchParams::new("subagent"))
+            .unwrap()
+            .hits
+            .iter()
+            .map(|h| h.session_id.clone())
+            .collect::<Vec<_>>()
+    };
+    let found_before = hits(&lib);
+    assert!(
+        found_before.contains(&OC_PARENT.to_string()),
+        "{found_before:?}"
+    );
+
+    // The agent's database goes, log and all.
+    std::fs::remove_file(&db).unwrap();
+    std::fs::remove_file(db.with_extension("db-wal")).unwrap();
+    index(&s);
+    for source in [Source::Files, Source::Index] {
+        let l = ids(&lib, source, true);
+        assert_eq!(
+            l.len(),
+            2,
+            "{source:?}: {l:?} {:?}",
+            ids(&lib, source, false)
+        );
+        assert!(l.iter().all(|(_, deleted)| *deleted), "{l:?}");
+    }
+    let after = lib.read(OC_PARENT).unwrap().session;
+    assert_eq!(after.message_count(), before.message_count());
+    assert_eq!(
+        agentlog_formats::render::markdown(&after),
+        agentlog_formats::render::markdown(&before)
+    );
+    assert_eq!(hits(&lib), found_before);
+    // Forgetting one session would forget the database's others: refused.
+    let e = agentlog_api::archive::forget(&s, OC_PARENT).unwrap_err();
+    assert!(e.to_string().contains("inside its agent's database"), "{e}");
+
+    // Restored: one consistent database (the log folded in) that reads the
+    // same.
+    let (to, _) = agentlog_api::archive::restore(&s, OC_PARENT, None, None, false).unwrap();
+    assert_eq!(to, db);
+    assert!(!db.with_extension("db-wal").exists());
+    index(&s);
+    let l = ids(&lib, Source::Index, false);
+    assert_eq!(l.len(), 2);
+    assert!(l.iter().all(|(_, deleted)| !*deleted), "{l:?}");
+    let back = lib.read(OC_PARENT).unwrap().session;
+    assert_eq!(
+        agentlog_formats::render::markdown(&back),
+        agentlog_formats::render::markdown(&before)
+    );
+}
+
+#[test]
+fn a_database_changed_by_its_agent_keeps_each_state_once() {
+    let home = tempfile::tempdir().unwrap();
+    let s = settings(home.path());
+    let db = opencode_home(home.path());
+    index(&s);
+    // Indexing again without a change keeps no new state.
+    index(&s);
+    let (_, kept) = agentlog_api::archive::versions(&s, OC_PARENT).unwrap();
+    assert_eq!(kept.versions.len(), 1);
+    let first = agentlog_archive::Archive::open(&s.archive_dir().unwrap())
+        .unwrap()
+        .stats()
+        .unwrap();
+    // The agent renames the session (a write in the log).
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute(
+        "UPDATE session SET title = 'Renamed by the agent' WHERE id = ?1",
+        [OC_PARENT],
+    )
+    .unwrap();
+    drop(c);
+    index(&s);
+    let (_, kept) = agentlog_api::archive::versions(&s, OC_PARENT).unwrap();
+    assert_eq!(kept.versions.len(), 2);
+    let (_, old) = agentlog_api::archive::read_version(&s, OC_PARENT, Some(1)).unwrap();
+    assert_eq!(old.session.meta.title.as_deref(), Some("Mock title"));
+    let (_, new) = agentlog_api::archive::read_version(&s, OC_PARENT, Some(2)).unwrap();
+    assert_eq!(
+        new.session.meta.title.as_deref(),
+        Some("Renamed by the agent")
+    );
+    // The second state stored only what changed, not a second database.
+    let second = agentlog_archive::Archive::open(&s.archive_dir().unwrap())
+        .unwrap()
+        .stats()
+        .unwrap();
+    let db_size = kept.versions[1].stat.size;
+    assert!(
+        second.stored_bytes - first.stored_bytes < db_size / 2,
+        "{first:?} {second:?} of a {db_size}-byte database"
+    );
+}

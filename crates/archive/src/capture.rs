@@ -54,7 +54,8 @@ pub struct CaptureReport {
 }
 
 impl CaptureReport {
-    fn count(&mut self, c: Captured) {
+    /// Counts one file that `c` says what capturing did with.
+    pub fn count(&mut self, c: Captured) {
         match c {
             Captured::Unchanged => self.unchanged += 1,
             Captured::New => self.new += 1,
@@ -328,6 +329,15 @@ fn grew(
     Ok(check(f, first)? && (base.parts.len() == 1 || check(f, last)?))
 }
 
+/// Where a state's bytes are read from: the file itself, or a copy of it
+/// taken for the purpose (a database's consistent snapshot) with the stat
+/// the file had when the copy was taken.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum From<'a> {
+    File,
+    Copy(&'a Path, FileStat),
+}
+
 /// Reads the file at `path` and cuts its state, building on `base`: only
 /// the end of a file that grew is cut again; chunks `base` holds are not
 /// compressed again. `ahead` takes chunks to store before the version when
@@ -337,16 +347,36 @@ pub(crate) fn prepare(
     path: &Path,
     format: &str,
     base: Option<&Base>,
+    from: From<'_>,
     ahead: &mut dyn FnMut(Vec<Chunk>) -> Result<(), ArchiveError>,
 ) -> Result<Option<Prepared>, ArchiveError> {
     const TRIES: u32 = 3;
     for _ in 0..TRIES {
-        let (mut f, stat) = open_regular(path)?;
+        let (mut f, read_stat, stat) = match from {
+            From::File => {
+                let (f, st) = open_regular(path)?;
+                (f, st, st)
+            }
+            From::Copy(copy, st) => {
+                let (f, own) = open_regular(copy)?;
+                // The copy's size is the state's; the file's time and
+                // inode say when it changes.
+                (
+                    f,
+                    own,
+                    FileStat {
+                        size: own.size,
+                        ..st
+                    },
+                )
+            }
+        };
         if base.is_some_and(|b| b.stat == stat) {
             return Ok(None);
         }
+        // A copy is a whole new state: its pages may change anywhere.
         let append = match base {
-            Some(b) if grew(&mut f, path, b, &stat)? => Some(b),
+            Some(b) if matches!(from, From::File) && grew(&mut f, path, b, &stat)? => Some(b),
             _ => None,
         };
         let (start, kept_before) = match append {
@@ -363,7 +393,7 @@ pub(crate) fn prepare(
         let known: HashSet<[u8; 32]> = base
             .map(|b| b.parts.iter().map(|p| p.0).collect())
             .unwrap_or_default();
-        let want = stat.size - start;
+        let want = read_stat.size - start;
         let mut z = Compressor::new();
         let mut chunks = Vec::new();
         let mut pending = 0usize;
@@ -413,12 +443,12 @@ pub(crate) fn prepare(
             .metadata()
             .map(|m| FileStat::of(&m))
             .map_err(|e| ArchiveError::io(path, "look at the file", e))?;
-        if read != want || after != stat {
+        if read != want || after != read_stat {
             continue;
         }
         let cut = Cut {
             chunks,
-            size: stat.size,
+            size: read_stat.size,
             kept_before,
         };
         return Ok(Some(Prepared {
@@ -561,7 +591,7 @@ pub(crate) fn store(
 }
 
 /// Stores chunks sent ahead of their version.
-fn store_ahead(tx: &rusqlite::Connection, chunks: &[Chunk]) -> rusqlite::Result<()> {
+pub(crate) fn store_ahead(tx: &rusqlite::Connection, chunks: &[Chunk]) -> rusqlite::Result<()> {
     chunks.iter().try_for_each(|c| schema::insert_chunk(tx, c))
 }
 
@@ -598,7 +628,7 @@ impl Archive {
                 let mut ahead = |chunks: Vec<Chunk>| {
                     store_ahead(conn, &chunks).map_err(|e| ArchiveError::sql(&db, e))
                 };
-                prepare(path, format, base.as_ref(), &mut ahead)?
+                prepare(path, format, base.as_ref(), From::File, &mut ahead)?
             };
             let Some(p) = prepared else {
                 return Ok(Captured::Unchanged);
@@ -696,7 +726,7 @@ impl Archive {
                                         tries: 0,
                                     })
                                 };
-                                match prepare(path, format, b.as_ref(), &mut ahead) {
+                                match prepare(path, format, b.as_ref(), From::File, &mut ahead) {
                                     Ok(None) => Msg::Same,
                                     Ok(Some(p)) => {
                                         let read = p.stat.size

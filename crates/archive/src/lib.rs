@@ -37,12 +37,14 @@
 #![forbid(unsafe_code)]
 
 mod capture;
+mod database;
 mod error;
 mod kept;
 mod read;
 mod schema;
 
 pub use capture::{CaptureReport, Captured, FileFailure};
+pub use database::database_stat;
 pub use error::ArchiveError;
 pub use kept::attach;
 pub use read::{ArchiveStats, VerifyReport};
@@ -160,6 +162,7 @@ impl Archive {
         })?;
         let db = dir.join(DB_NAME);
         let conn = schema::open(&db, false)?;
+        database::remove_stale_copies(dir);
         Ok(Archive {
             conn,
             dir: dir.to_path_buf(),
@@ -344,6 +347,7 @@ impl Archive {
         };
         schema::drop_source(&tx, id).map_err(sql)?;
         tx.commit().map_err(sql)?;
+        kept::remove_copies(&self.dir, path);
         self.checkpoint()?;
         Ok(true)
     }
@@ -390,6 +394,7 @@ impl Archive {
             schema::drop_unused(&tx, &old).map_err(sql)?;
         }
         tx.commit().map_err(sql)?;
+        kept::remove_copies(&self.dir, path);
         self.checkpoint()?;
         Ok(changed.len())
     }

@@ -323,3 +323,147 @@ fn prune_drops_old_states_and_long_gone_files_and_keeps_every_latest_state() {
     assert!(!a.holds(&b_file).unwrap());
     assert!(a.verify().unwrap().problems.is_empty());
 }
+
+/// A WAL database with one table, as an agent keeps its sessions.
+fn agent_database(path: &Path, rows: usize) -> rusqlite::Connection {
+    let c = rusqlite::Connection::open(path).unwrap();
+    c.execute_batch(
+        "PRAGMA journal_mode = WAL; CREATE TABLE message(id INTEGER PRIMARY KEY, text TEXT);",
+    )
+    .unwrap();
+    for i in 0..rows {
+        c.execute(
+            "INSERT INTO message(text) VALUES (?1)",
+            [format!(
+                "message {i}: the quick brown fox {}",
+                i * 7919 % 1000
+            )],
+        )
+        .unwrap();
+    }
+    c
+}
+
+#[test]
+fn a_database_is_kept_as_one_consistent_copy_log_included() {
+    let home = tempfile::tempdir().unwrap();
+    let db = home.path().join("store.db");
+    let c = agent_database(&db, 200);
+    let mut a = Archive::open(&home.path().join("archive")).unwrap();
+    assert_eq!(a.capture_database(&db, "opencode").unwrap(), Captured::New);
+    assert_eq!(
+        a.capture_database(&db, "opencode").unwrap(),
+        Captured::Unchanged
+    );
+    c.execute("INSERT INTO message(text) VALUES ('the last word')", [])
+        .unwrap();
+    assert_eq!(
+        a.capture_database(&db, "opencode").unwrap(),
+        Captured::Rewritten
+    );
+    // Each state is a database of its own that reads as it was then,
+    // though most rows were only in the log.
+    for (n, rows) in [(1, 200), (2, 201)] {
+        let copy = home.path().join(format!("state{n}.db"));
+        a.restore(&db, Some(n), Some(&copy), false).unwrap();
+        let r = rusqlite::Connection::open(&copy).unwrap();
+        let count: i64 = r
+            .query_row("SELECT count(*) FROM message", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(count, rows);
+        let ok: String = r
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(ok, "ok");
+    }
+    assert!(a.verify().unwrap().problems.is_empty());
+    // Nothing of the copies is left beside the archive.
+    let left: Vec<_> = std::fs::read_dir(home.path().join("archive"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with(".copy-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_database_its_agent_holds_locked_is_refused_with_its_last_state_kept() {
+    let home = tempfile::tempdir().unwrap();
+    let db = home.path().join("store.db");
+    drop(agent_database(&db, 50));
+    let mut a = Archive::open(&home.path().join("archive")).unwrap();
+    a.capture_database(&db, "opencode").unwrap();
+    // The agent writes, and holds the database for itself.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch("PRAGMA locking_mode = EXCLUSIVE;").unwrap();
+    c.execute("INSERT INTO message(text) VALUES ('locked')", [])
+        .unwrap();
+    let err = a.capture_database(&db, "opencode").unwrap_err().to_string();
+    assert!(
+        err.contains("store.db") && err.contains("locked by its agent"),
+        "{err}"
+    );
+    assert_eq!(a.versions(&db).unwrap().len(), 1);
+    assert!(a.verify().unwrap().problems.is_empty());
+    // Once the agent lets go, the next capture keeps the new state.
+    drop(c);
+    assert_eq!(
+        a.capture_database(&db, "opencode").unwrap(),
+        Captured::Rewritten
+    );
+}
+
+#[test]
+fn a_file_that_shrinks_is_a_new_state_and_one_shrinking_while_read_is_never_half_kept() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("s.jsonl");
+    let long = lines(20_000, "s");
+    std::fs::write(&file, &long).unwrap();
+    let mut a = Archive::open(&home.path().join("archive")).unwrap();
+    a.capture(&file, "claude").unwrap();
+    let short = &long[..long.len() / 3];
+    std::fs::write(&file, short).unwrap();
+    assert_eq!(a.capture(&file, "claude").unwrap(), Captured::Rewritten);
+    assert_eq!(a.read(&file, Some(1)).unwrap(), long);
+    assert_eq!(a.read(&file, Some(2)).unwrap(), short);
+
+    // A writer that truncates the file and fills it with another content
+    // as fast as it can while captures run: each capture keeps a state the
+    // file had at one moment (a prefix of one content), never bytes of two.
+    let contents: Vec<Vec<u8>> = ["t", "u", "v"]
+        .iter()
+        .enumerate()
+        .map(|(i, tag)| lines(6_000 * (i + 1), tag))
+        .collect();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (file, contents, stop) = (file.clone(), contents.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut n = 0usize;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                std::fs::write(&file, &contents[n % contents.len()]).unwrap();
+                n += 1;
+            }
+        })
+    };
+    let (mut kept, mut changed) = (0, 0);
+    for _ in 0..30 {
+        match a.capture(&file, "claude") {
+            Ok(_) => kept += 1,
+            Err(ArchiveError::Changed { .. }) => changed += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+    assert_eq!(kept + changed, 30);
+    assert!(a.verify().unwrap().problems.is_empty());
+    for v in a.versions(&file).unwrap().iter().skip(2) {
+        let bytes = a.read(&file, Some(v.number)).unwrap();
+        assert!(
+            contents.iter().any(|c| c.starts_with(&bytes)),
+            "state {} mixes two contents",
+            v.number
+        );
+    }
+}

@@ -39,6 +39,10 @@ pub trait Kept: Send + Sync {
     /// The bytes of the latest kept state of `path`; `None` when this
     /// source does not hold it.
     fn read(&self, path: &Path) -> Option<std::io::Result<Vec<u8>>>;
+    /// A file on disk holding the latest kept state of `path`, for a
+    /// reader that needs a file (a database); `None` when this source does
+    /// not hold it. The file is the source's own, read only.
+    fn materialize(&self, path: &Path) -> Option<std::io::Result<PathBuf>>;
 }
 
 static SOURCES: RwLock<Vec<Arc<dyn Kept>>> = RwLock::new(Vec::new());
@@ -85,6 +89,12 @@ pub fn read(path: &Path) -> Option<std::io::Result<Vec<u8>>> {
     sources().iter().find_map(|s| s.read(path))
 }
 
+/// A file holding the kept state of `path`, from the first source that
+/// holds it (see [`Kept::materialize`]).
+pub fn materialize(path: &Path) -> Option<std::io::Result<PathBuf>> {
+    sources().iter().find_map(|s| s.materialize(path))
+}
+
 /// True when `path` is not on disk but a source keeps it.
 pub fn is_kept_only(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_err() && stat(path).is_some()
@@ -107,6 +117,9 @@ mod tests {
         }
         fn read(&self, path: &Path) -> Option<std::io::Result<Vec<u8>>> {
             (path == self.0).then(|| Ok(self.1.clone()))
+        }
+        fn materialize(&self, _: &Path) -> Option<std::io::Result<PathBuf>> {
+            None
         }
     }
 

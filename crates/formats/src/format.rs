@@ -101,6 +101,13 @@ pub trait Format: Send + Sync {
         Vec::new()
     }
 
+    /// The sessions kept in `file`, a file discovery found for this format:
+    /// the file itself, or for a format that keeps many sessions in one
+    /// database, one `<file>#<id>` path each (see [`crate::member`]).
+    fn sessions_in(&self, file: &Path) -> Vec<std::path::PathBuf> {
+        vec![file.to_path_buf()]
+    }
+
     /// Reads a session from the bytes of `path`. Never panics; problems with
     /// single records become diagnostics.
     fn read_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError>;

@@ -24,8 +24,9 @@ pub fn member_path(file: &Path, id: &str) -> PathBuf {
 }
 
 /// Splits `<file>#<id>` into the file and the id, when `path` itself does
-/// not exist, the part before the last `#` is a file and the id is a plain
-/// name (no separators, not empty).
+/// not exist, the part before the last `#` is a file (on disk, or gone and
+/// kept by agentlog's archive, see [`crate::archived`]) and the id is a
+/// plain name (no separators, not empty).
 pub fn split_member(path: &Path) -> Option<(PathBuf, String)> {
     if path.exists() {
         return None;
@@ -36,7 +37,7 @@ pub fn split_member(path: &Path) -> Option<(PathBuf, String)> {
         return None;
     }
     let file = PathBuf::from(file);
-    file.is_file().then(|| (file, id.to_string()))
+    (file.is_file() || crate::archived::is_kept_only(&file)).then(|| (file, id.to_string()))
 }
 
 /// The files whose changes change a member session: the database and its

@@ -59,6 +59,23 @@ fn harden(c: &Connection) -> Result<(), rusqlite::Error> {
 /// never `immutable` unless asked: that would skip the write-ahead log),
 /// with a busy timeout, hardened, its schema read once.
 pub(crate) fn connect(path: &Path, query: &str) -> Result<Connection, rusqlite::Error> {
+    // A database its agent deleted, kept by agentlog's archive: its copy,
+    // which nothing writes.
+    if std::fs::symlink_metadata(path).is_err() {
+        if let Some(copy) = crate::archived::materialize(path) {
+            let copy = copy.map_err(|e| {
+                rusqlite::Error::SqliteFailure(
+                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+                    Some(format!("the archive's copy: {e}")),
+                )
+            })?;
+            return open(&copy, "mode=ro&immutable=1");
+        }
+    }
+    open(path, query)
+}
+
+fn open(path: &Path, query: &str) -> Result<Connection, rusqlite::Error> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -187,7 +204,7 @@ pub(crate) fn read_bytes_from_disk(
     read_path: impl FnOnce(&Path) -> Result<crate::Read, FormatError>,
 ) -> Result<crate::Read, FormatError> {
     let file = crate::member::split_member(path).map_or_else(|| path.to_path_buf(), |(f, _)| f);
-    if bytes.starts_with(SQLITE_MAGIC) && file.is_file() {
+    if bytes.starts_with(SQLITE_MAGIC) && (file.is_file() || crate::archived::is_kept_only(&file)) {
         return read_path(path);
     }
     Err(FormatError::invalid(

@@ -78,7 +78,15 @@ pub fn stat(path: &Path) -> Option<FileStat> {
     // One `stat` for a file (asking whether a path is a member first cost
     // every file a second one).
     let Ok(md) = std::fs::metadata(path) else {
-        return member_stat(path).or_else(|| kept_stat(path));
+        return member_stat(path).or_else(|| kept_stat(path)).or_else(|| {
+            // A session inside a database that is gone: the database's
+            // kept state.
+            let (db, _) = agentlog_formats::member::split_member(path)?;
+            kept_stat(&db).map(|st| FileStat {
+                is_file: false,
+                ..st
+            })
+        });
     };
     let mut st = FileStat {
         size: md.len(),

@@ -158,12 +158,19 @@ impl Format for CrushFormat {
         };
         let mut out = Vec::new();
         for db in dbs {
-            match read::session_ids(&db) {
-                Ok(ids) => out.extend(ids.iter().map(|id| member_path(&db, id))),
-                Err(e) => crate::env::note_problem(e.to_diagnostic(&db)),
-            }
+            out.extend(self.sessions_in(&db));
         }
         out
+    }
+
+    fn sessions_in(&self, file: &Path) -> Vec<PathBuf> {
+        match read::session_ids(file) {
+            Ok(ids) => ids.iter().map(|id| member_path(file, id)).collect(),
+            Err(e) => {
+                crate::env::note_problem(e.to_diagnostic(file));
+                Vec::new()
+            }
+        }
     }
 
     fn read_bytes(&self, path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
