@@ -467,3 +467,36 @@ fn push_under_another_roles_machine_name_fails() {
     let r = env.run(&["push", "--db", &as_a, "--machine", "laptop-a"]);
     assert_eq!(r.status, 0, "{}", r.stderr);
 }
+
+/// A session its agent deleted, kept in the archive, is pushed like the
+/// others.
+#[test]
+fn push_sends_a_deleted_session_from_the_archive() {
+    let Some(pg) = Throwaway::for_test("push_sends_a_deleted_session_from_the_archive") else {
+        return;
+    };
+    let url = pg.database("deleted").unwrap();
+    let env = TestEnv::new();
+    agentlog_bench::gen::generate(env.home(), 200_000, 11).unwrap();
+    let found = discover_all(&DiscoverEnv::with_home(env.home()), None);
+    let r = env.run(&["index"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let gone = found.iter().find(|f| f.format == "claude").unwrap();
+    std::fs::remove_file(&gone.path).unwrap();
+    let r = env.run(&["push", "--db", &url]);
+    assert_eq!(r.status, 0, "{}{}", r.stdout, r.stderr);
+    let db = PgIndex::connect(&url, false).unwrap();
+    let on_server = db.sessions(&ListParams::default()).unwrap();
+    assert_eq!(on_server.len(), found.len());
+    let name = gone.path.to_string_lossy();
+    assert!(
+        on_server.iter().any(|s| s.path == *name),
+        "{name} was not pushed"
+    );
+    // Sent once: a second push has nothing to send.
+    let r = env.run(&["push", "--db", &url, "--json"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["report"]["sent_whole"], 0, "{v}");
+    assert_eq!(v["report"]["appended"], 0, "{v}");
+}

@@ -764,9 +764,15 @@ fn try_prepare(
     let path = f.path.to_string_lossy().into_owned();
     let format = agentlog_formats::registry::by_name(f.format)
         .ok_or_else(|| format!("unknown format {}", f.format))?;
-    let meta = std::fs::metadata(&f.path).map_err(|e| e.to_string())?;
-    let mtime = mtime_ns(&meta);
-    if meta.is_dir() {
+    // A file its agent deleted is pushed from agentlog's archive, as kept.
+    let (len, mtime, is_dir) = match std::fs::metadata(&f.path) {
+        Ok(m) => (m.len(), mtime_ns(&m), m.is_dir()),
+        Err(e) => match agentlog_formats::archived::stat(&f.path) {
+            Some(k) => (k.size, k.mtime_ns, false),
+            None => return Err(e.to_string()),
+        },
+    };
+    if is_dir {
         // A session kept as several files: its entries are pushed, its
         // files are not kept.
         if server.is_some_and(|s| s.mtime_ns == mtime) {
@@ -794,11 +800,11 @@ fn try_prepare(
         })));
     }
     if let Some(s) = server {
-        if s.size == meta.len() as i64 && s.mtime_ns == mtime {
+        if s.size == len as i64 && s.mtime_ns == mtime {
             return Ok(Outcome::Unchanged);
         }
     }
-    let bytes = std::fs::read(&f.path).map_err(|e| e.to_string())?;
+    let bytes = agentlog_formats::input::read_file(&f.path).map_err(|e| e.to_string())?;
     let appendable = incremental(f.format);
     let end = if appendable {
         whole_lines(&bytes)
