@@ -117,6 +117,14 @@ pub enum ApiError {
         /// The database.
         database: PathBuf,
     },
+    /// An OTLP endpoint could not be reached or refused what was sent.
+    #[error("{url}: {why}")]
+    Otlp {
+        /// The URL posted to.
+        url: String,
+        /// What went wrong.
+        why: String,
+    },
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {

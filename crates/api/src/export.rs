@@ -51,13 +51,15 @@ pub fn targets(more: &[&str]) -> String {
     ["markdown", "text"]
         .into_iter()
         .chain(more.iter().copied())
+        .chain([crate::otel::TARGET])
         .chain(formats)
         .collect::<Vec<_>>()
         .join(", ")
 }
 
 /// Renders `session` as `to`: `markdown`/`md`, `text`/`txt` (plain, no
-/// colour), or the name of a writable format.
+/// colour), `otel` (an OpenTelemetry trace as OTLP JSON, see
+/// [`crate::otel`]), or the name of a writable format.
 pub fn export(session: &Session, to: &str) -> Result<Exported, ApiError> {
     let text = match to {
         "markdown" | "md" => Some(render::markdown(session) + "\n"),
@@ -68,6 +70,13 @@ pub fn export(session: &Session, to: &str) -> Result<Exported, ApiError> {
         return Ok(Exported {
             written: Written::File(text.into_bytes()),
             fidelity: None,
+        });
+    }
+    if to == crate::otel::TARGET {
+        let (bytes, fidelity) = crate::otel::export(session);
+        return Ok(Exported {
+            written: Written::File(bytes),
+            fidelity: Some(fidelity),
         });
     }
     let format =

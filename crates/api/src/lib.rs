@@ -39,6 +39,7 @@ pub mod hooks;
 mod kept;
 pub mod list;
 pub mod migrate;
+pub mod otel;
 pub mod output;
 pub mod refresh;
 pub mod resolve;

@@ -19,7 +19,8 @@ pub struct Args {
     pub session: String,
     #[command(flatten)]
     pub which: crate::load::Which,
-    /// The target format.
+    /// The target format, or otel (an OpenTelemetry trace as OTLP JSON;
+    /// see `export --to otel`).
     #[arg(long, short = 't', value_name = "FORMAT")]
     pub to: String,
     /// Read as this format instead of detecting it.
@@ -40,6 +41,10 @@ pub struct Args {
     /// [REDACTED:<kind>] and report what was found on stderr.
     #[arg(long)]
     pub redact: bool,
+    /// otel only: keep secrets, which a trace (made to leave the machine)
+    /// has redacted by default.
+    #[arg(long, conflicts_with = "redact")]
+    pub no_redact: bool,
     /// Print the fidelity report as JSON on stderr.
     #[arg(long)]
     pub json: bool,
@@ -53,7 +58,17 @@ pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
     for d in &read.diagnostics {
         crate::eprintln_clean!("{d}");
     }
-    crate::redact::apply(&mut read.session, args.redact, args.json)?;
+    let otel = args.to == agentlog_api::otel::TARGET;
+    crate::redact::apply(
+        &mut read.session,
+        args.redact || (otel && !args.no_redact),
+        args.json,
+    )?;
+    if otel {
+        let exported = agentlog_api::export::export(&read.session, &args.to)?;
+        let fidelity = exported.fidelity.unwrap_or_default();
+        return finish(&args, &exported.written, &fidelity, args.to.as_str());
+    }
     if ["html", "markdown", "md", "text", "txt"].contains(&args.to.as_str()) {
         return Err(crate::out::hinted(
             agentlog_api::ApiError::UnknownFormat {
@@ -75,19 +90,27 @@ pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let (mut written, fidelity) = target.write_session(&read.session)?;
-    if args.strict && !fidelity.is_lossless() {
-        crate::eprint_clean!("{fidelity}");
-        anyhow::bail!(
-            "--strict: {} cannot hold everything in this session; nothing written",
-            target.name()
-        );
-    }
     // Written back into its own format, each file keeps its own text for
     // every record that did not change (agentlog_formats::keep).
     if format.name() == target.name() && args.session != "-" {
         keep_original_text(&mut written, &path, format);
     }
-    write_written(args.output.as_deref(), args.force, &written, target.name())?;
+    finish(&args, &written, &fidelity, target.name())
+}
+
+/// Writes the converted session (unless --strict and something was lost)
+/// and prints the fidelity report.
+fn finish(
+    args: &Args,
+    written: &Written,
+    fidelity: &agentlog_formats::Fidelity,
+    target: &str,
+) -> anyhow::Result<ExitCode> {
+    if args.strict && !fidelity.is_lossless() {
+        crate::eprint_clean!("{fidelity}");
+        anyhow::bail!("--strict: {target} cannot hold everything in this session; nothing written");
+    }
+    write_written(args.output.as_deref(), args.force, written, target)?;
     if args.json {
         let text = serde_json::to_string_pretty(&fidelity)?;
         eprintln!("{text}");

@@ -9,8 +9,9 @@ use std::process::ExitCode;
 /// Export a session as markdown, text, HTML, JSON, or any writable format.
 ///
 /// Markdown, text and HTML render the active branch; `json` is the unified
-/// model (lossless); a format name writes that format and prints on stderr
-/// what the format cannot hold. `--to html` writes one self-contained file
+/// model (lossless); `otel` is an OpenTelemetry trace (OTLP JSON, GenAI
+/// conventions; redacted unless --no-redact); a format name writes that
+/// format. Both print on stderr what the target cannot hold. `--to html` writes one self-contained file
 /// (no external requests, print-friendly); with --all or --project it
 /// writes one file per session and an index.html into the -o directory.
 #[derive(clap::Args, Debug)]
@@ -27,14 +28,14 @@ pub struct Args {
     /// and -o DIR).
     #[arg(long, value_name = "TEXT", conflicts_with = "session")]
     pub project: Option<String>,
-    /// markdown, text, html, json, or a writable format name.
+    /// markdown, text, html, otel, json, or a writable format name.
     #[arg(long, short = 't', value_name = "TARGET")]
     pub to: String,
     /// Read as this format instead of detecting it.
     #[arg(long, value_name = "FORMAT")]
     pub from: Option<String>,
-    /// HTML only: keep secrets (API keys, tokens, passwords) instead of
-    /// redacting them, which HTML export does by default.
+    /// HTML and otel only: keep secrets (API keys, tokens, passwords)
+    /// instead of redacting them, which these exports do by default.
     #[arg(long)]
     pub no_redact: bool,
     /// Read from the team database (SESSION is an id there):
@@ -85,7 +86,9 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
         crate::eprintln_clean!("{d}");
     }
     let mut session = read.session;
-    crate::redact::apply(&mut session, args.redact, false)?;
+    // A trace is made to leave the machine: redacted unless told not to.
+    let redact = args.redact || (args.to == agentlog_api::otel::TARGET && !args.no_redact);
+    crate::redact::apply(&mut session, redact, false)?;
     let exported = agentlog_api::export::export(&session, &args.to).map_err(|e| match e {
         // This command writes HTML too (agentlog-web's).
         agentlog_api::ApiError::UnknownFormat { name, .. } => {

@@ -17,6 +17,7 @@ pub mod ls;
 pub mod migrate;
 pub mod prices;
 pub mod push;
+pub mod push_otlp;
 pub mod restore;
 pub mod resume;
 pub mod scan;

@@ -5,7 +5,8 @@ use agentlog_postgres::{PgIndex, PushOptions};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-/// Send this machine's sessions to a team database (PostgreSQL).
+/// Send this machine's sessions to a team database (PostgreSQL), or as
+/// OpenTelemetry traces to an OTLP/HTTP endpoint (--otlp).
 ///
 /// Sends what changed since the last push: new and rewritten session files
 /// whole, and of append-only files (pi, Claude Code, Codex) only the lines
@@ -17,6 +18,14 @@ use std::process::ExitCode;
 /// Sessions are tagged with this machine's name and the user. Secrets are
 /// redacted before anything is sent (see --no-redact). Exits 1 when any
 /// file was not sent (each is named on standard error with the reason).
+///
+/// With --otlp URL each session is a trace (a span per model call and per
+/// tool call, the GenAI semantic conventions) posted to URL/v1/traces:
+/// Arize Phoenix, Langfuse, Jaeger or any OpenTelemetry collector. Only
+/// what the endpoint has not accepted before is sent (kept per endpoint in
+/// $XDG_DATA_HOME/agentlog/otlp/): a second push sends nothing, turns
+/// appended since send their new spans, and a turn still running waits
+/// for a later push (or for its file to be an hour old).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The database URL: postgres://USER:PASSWORD@HOST:PORT/DATABASE.
@@ -38,6 +47,21 @@ pub struct Args {
     /// was replaced.
     #[arg(long)]
     pub no_redact: bool,
+    /// Send the sessions as traces to this OTLP/HTTP endpoint instead of
+    /// the team database: a base URL (http://127.0.0.1:6006 for Phoenix,
+    /// http://127.0.0.1:4318 for a collector or Jaeger) to which /v1/traces
+    /// is added, or the traces URL itself.
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
+    /// With --otlp: a header sent with every request (repeatable), as
+    /// NAME=VALUE, e.g. "Authorization=Basic …" for Langfuse. Headers in
+    /// $OTEL_EXPORTER_OTLP_HEADERS (NAME=VALUE,NAME=VALUE) are sent too.
+    #[arg(long = "header", value_name = "NAME=VALUE", requires = "otlp")]
+    pub headers: Vec<String>,
+    /// With --otlp: protobuf (every OTLP/HTTP receiver takes it; Phoenix
+    /// takes only it) or json.
+    #[arg(long, value_name = "ENCODING", default_value = "protobuf", value_parser = ["protobuf", "json"], requires = "otlp")]
+    pub encoding: String,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -45,6 +69,9 @@ pub struct Args {
 
 /// Runs `agentlog push`.
 pub fn cmd_push(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(endpoint) = args.otlp.clone() {
+        return super::push_otlp::cmd_push_otlp(&args, endpoint);
+    }
     let url = required(args.db.as_deref())?;
     let settings = config::settings(&args.roots)?;
     let found = discover(&settings, true)?;
@@ -60,20 +87,7 @@ pub fn cmd_push(args: Args) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(agentlog_postgres::default_user),
         redact: !args.no_redact,
     };
-    let bar = if std::io::stderr().is_terminal() && !args.json && found.len() > 1 {
-        let b = indicatif::ProgressBar::with_draw_target(
-            Some(found.len() as u64),
-            indicatif::ProgressDrawTarget::stderr(),
-        );
-        if let Ok(style) =
-            indicatif::ProgressStyle::with_template("{spinner} pushing {pos}/{len} {wide_bar}")
-        {
-            b.set_style(style);
-        }
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = progress_bar(found.len(), args.json);
     let report = db.push(&found, &opts, &mut |p| bar.set_position(p.done as u64));
     bar.finish_and_clear();
     let report = report?;
@@ -127,4 +141,23 @@ pub fn cmd_push(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The progress bar of a push of `files` files (hidden off a terminal, for
+/// one file, or with --json).
+pub fn progress_bar(files: usize, json: bool) -> indicatif::ProgressBar {
+    if std::io::stderr().is_terminal() && !json && files > 1 {
+        let b = indicatif::ProgressBar::with_draw_target(
+            Some(files as u64),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{spinner} pushing {pos}/{len} {wide_bar}")
+        {
+            b.set_style(style);
+        }
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    }
 }
