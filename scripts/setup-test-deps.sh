@@ -22,6 +22,9 @@ bash "$(dirname "$0")/install-ccusage.sh" >/dev/null || echo "warning: ccusage c
 # Code CLI and OpenHands 0.x and 1.x with Python 3.13) for crates/harness/tests/more_agents.rs.
 bash scripts/install-more-agent-clis.sh copilot opencode kilo qwen droid continue cline aider vibe vibe2 kimi openhands openhands1 >/dev/null \
   || echo "warning: some of the further agent CLIs could not be installed; their harness tests fail in CI and skip elsewhere" >&2
+# Arize Phoenix and opentelemetry-proto (Python, in target/phoenix/venv) for
+# the OTLP trace tests (crates/cli/tests/otel.rs).
+bash "$(dirname "$0")/install-phoenix.sh" >/dev/null || echo "warning: Arize Phoenix could not be installed; the trace tests will be skipped (or fail with CI set)" >&2
 # PostgreSQL for the team backend's tests (they start their own throwaway server).
 bash "$(dirname "$0")/postgres.sh" install || echo "warning: could not install PostgreSQL; its tests will be skipped (or fail with CI set)" >&2
 exit 0
