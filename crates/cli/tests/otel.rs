@@ -142,10 +142,14 @@ fn otlp_json_of_every_agent_parses_with_the_official_protobuf_messages() {
     let out = tempfile::tempdir().unwrap();
     let mut sources = Vec::new();
     files(&common::fixtures(), &mut sources);
-    files(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../harness/fixtures"),
-        &mut sources,
-    );
+    // The real sample files the formats' conformance suite lists beside
+    // the checkout's own (recorded runs of the real agents).
+    for dir in ["../harness/fixtures", "../formats/tests/fixtures"] {
+        files(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join(dir),
+            &mut sources,
+        );
+    }
     let generated = tempfile::tempdir().unwrap();
     for (i, seed) in [SEED, SEED + 1].into_iter().enumerate() {
         let g =
@@ -153,14 +157,33 @@ fn otlp_json_of_every_agent_parses_with_the_official_protobuf_messages() {
                 .unwrap();
         sources.extend(g.files.into_iter().map(|(p, _)| p));
     }
-    sources.sort();
-    let mut exported = Vec::new();
-    let mut wanted = Vec::new();
-    let mut formats = BTreeSet::new();
+    // A file holding many sessions (OpenCode's database) is read through
+    // its format's discovery, as agentlog finds them.
+    let mut sessions: BTreeSet<(PathBuf, &'static str)> = BTreeSet::new();
     for src in &sources {
         let Ok(format) = registry::detect(src) else {
             continue;
         };
+        let mut env = agentlog_formats::discover::DiscoverEnv::with_home("/nonexistent");
+        let root = if src.is_dir() {
+            src.clone()
+        } else {
+            src.parent().unwrap().to_path_buf()
+        };
+        env.roots.insert(format.name().to_string(), vec![root]);
+        let found = format.discover(&env);
+        if found.is_empty() || format.read_path(src).is_ok() {
+            sessions.insert((src.clone(), format.name()));
+        }
+        if !found.contains(src) && format.read_path(src).is_err() {
+            sessions.extend(found.into_iter().map(|p| (p, format.name())));
+        }
+    }
+    let mut exported = Vec::new();
+    let mut wanted = Vec::new();
+    let mut formats = BTreeSet::new();
+    for (src, name) in &sessions {
+        let format = registry::by_name(name).unwrap();
         let Ok(read) = format.read_path(src) else {
             continue;
         };
@@ -183,7 +206,12 @@ fn otlp_json_of_every_agent_parses_with_the_official_protobuf_messages() {
         formats.insert(format.name());
     }
     // Every agent agentlog reads, among the samples.
-    let readers: BTreeSet<&str> = registry::all().iter().map(|f| f.name()).collect();
+    // (`json` is agentlog's own model, not an agent's.)
+    let readers: BTreeSet<&str> = registry::all()
+        .iter()
+        .map(|f| f.name())
+        .filter(|n| *n != "json")
+        .collect();
     let missing: Vec<&&str> = readers.difference(&formats).collect();
     assert!(missing.is_empty(), "no sample exported for {missing:?}");
     let parsed = parse_all(&py, &exported);
@@ -419,6 +447,10 @@ fn want(env: &TestEnv) -> Seen {
 }
 
 fn stats_tokens(env: &TestEnv) -> (u64, u64) {
+    // Bring the index up to date first (an append does not change the
+    // folder's time, which a quick refresh looks at).
+    let r = env.run(&["index"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
     let r = env.run(&["stats", "--json"]);
     assert_eq!(r.status, 0, "{}", r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
