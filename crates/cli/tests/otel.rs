@@ -11,7 +11,7 @@
 
 mod common;
 
-use agentlog_formats::{registry, Format};
+use agentlog_formats::registry;
 use agentlog_model::{BlockKind, EntryKind, Session};
 use common::TestEnv;
 use serde_json::{json, Value};
