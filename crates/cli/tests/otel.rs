@@ -446,7 +446,24 @@ fn want(env: &TestEnv) -> Seen {
     out
 }
 
-fn stats_tokens(env: &TestEnv) -> (u64, u64) {
+/// The model calls Phoenix counted tokens for (LLM spans with its own
+/// `llm.token_count.prompt`), and the sessions its spans name.
+fn counted_calls(v: &Value) -> (u64, BTreeSet<String>) {
+    let spans = v["spans"].as_array().unwrap();
+    let calls = spans
+        .iter()
+        .filter(|s| s["span_kind"] == "LLM" && s["attributes"]["llm.token_count.prompt"].is_u64())
+        .count() as u64;
+    let sessions = spans
+        .iter()
+        .filter_map(|s| s["attributes"]["session.id"].as_str().map(String::from))
+        .collect();
+    (calls, sessions)
+}
+
+/// `agentlog stats --json`: responses counted, and their input (with
+/// cached) and output tokens.
+fn stats(env: &TestEnv) -> (u64, u64, u64) {
     // Bring the index up to date first (an append does not change the
     // folder's time, which a quick refresh looks at).
     let r = env.run(&["index"]);
@@ -456,7 +473,12 @@ fn stats_tokens(env: &TestEnv) -> (u64, u64) {
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     let t = &v["total"];
     let n = |k: &str| t[k].as_u64().unwrap_or(0);
-    (n("input") + n("cache_read") + n("cache_write"), n("output"))
+    (n("responses"), n("input") + n("cache_read") + n("cache_write"), n("output"))
+}
+
+fn stats_tokens(env: &TestEnv) -> (u64, u64) {
+    let (_, input, output) = stats(env);
+    (input, output)
 }
 
 fn push(env: &TestEnv, url: &str) -> Value {
@@ -535,6 +557,11 @@ fn phoenix_receives_each_session_once_and_appended_turns_as_new_spans() {
     std::fs::remove_file(&planted).unwrap();
 
     let phoenix = start_phoenix(&py);
+    // Phoenix takes protobuf only: a refused push says what the endpoint
+    // answered and marks nothing as sent.
+    let r = env.run(&["push", "--otlp", &phoenix.url, "--encoding", "json"]);
+    assert_eq!(r.status, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("/v1/traces: the endpoint answered 415"), "{}", r.stderr);
     let first = push(&env, &phoenix.url);
     let want1 = want(&env);
     assert_eq!(
@@ -555,6 +582,9 @@ fn phoenix_receives_each_session_once_and_appended_turns_as_new_spans() {
         held.values().all(|t| t.0 > 0),
         "every session has model calls"
     );
+    let (calls, sessions) = counted_calls(&v);
+    assert_eq!(calls, stats(&env).0, "a model call per response stats counts");
+    assert_eq!(sessions.len(), want1.len(), "Phoenix groups each trace as its session");
     assert!(
         held.values().map(|t| t.1).sum::<u64>() > 0,
         "tool spans arrived"
