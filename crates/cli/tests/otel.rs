@@ -473,7 +473,11 @@ fn stats(env: &TestEnv) -> (u64, u64, u64) {
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     let t = &v["total"];
     let n = |k: &str| t[k].as_u64().unwrap_or(0);
-    (n("responses"), n("input") + n("cache_read") + n("cache_write"), n("output"))
+    (
+        n("responses"),
+        n("input") + n("cache_read") + n("cache_write"),
+        n("output"),
+    )
 }
 
 fn stats_tokens(env: &TestEnv) -> (u64, u64) {
@@ -561,7 +565,11 @@ fn phoenix_receives_each_session_once_and_appended_turns_as_new_spans() {
     // answered and marks nothing as sent.
     let r = env.run(&["push", "--otlp", &phoenix.url, "--encoding", "json"]);
     assert_eq!(r.status, 1, "{}{}", r.stdout, r.stderr);
-    assert!(r.stderr.contains("/v1/traces: the endpoint answered 415"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("/v1/traces: the endpoint answered 415"),
+        "{}",
+        r.stderr
+    );
     let first = push(&env, &phoenix.url);
     let want1 = want(&env);
     assert_eq!(
@@ -583,8 +591,16 @@ fn phoenix_receives_each_session_once_and_appended_turns_as_new_spans() {
         "every session has model calls"
     );
     let (calls, sessions) = counted_calls(&v);
-    assert_eq!(calls, stats(&env).0, "a model call per response stats counts");
-    assert_eq!(sessions.len(), want1.len(), "Phoenix groups each trace as its session");
+    assert_eq!(
+        calls,
+        stats(&env).0,
+        "a model call per response stats counts"
+    );
+    assert_eq!(
+        sessions.len(),
+        want1.len(),
+        "Phoenix groups each trace as its session"
+    );
     assert!(
         held.values().map(|t| t.1).sum::<u64>() > 0,
         "tool spans arrived"
