@@ -148,3 +148,66 @@ fn a_refused_request_is_sent_again_and_nothing_twice() {
         "the same endpoint however it is written"
     );
 }
+
+#[test]
+fn a_turn_still_running_waits_until_it_ends_or_its_file_is_old() {
+    let home = tempfile::tempdir().unwrap();
+    let settings = Settings::with_home(home.path());
+    let f = session_file(home.path(), 3);
+    // The model called a tool whose result is not written yet.
+    let mut read = agentlog_formats::registry::by_name("claude")
+        .unwrap()
+        .read_path(&f.path)
+        .unwrap();
+    let mut call = agentlog_model::Message::new(agentlog_model::Role::Assistant);
+    call.content.push(agentlog_model::Block::tool_call(
+        Some("toolu_1".into()),
+        "Bash",
+        serde_json::json!({"command": "cargo test"}),
+    ));
+    let parent = read.session.entries.last().map(|e| e.id.clone());
+    read.session.push(
+        agentlog_model::Entry::new(
+            "00000009-0000-4000-8000-000000000000",
+            parent,
+            agentlog_model::EntryKind::Message(call),
+        )
+        .at(agentlog_model::Timestamp::Millis(1_750_000_300_000)),
+    );
+    let mut out = Vec::new();
+    agentlog_formats::registry::by_name("claude")
+        .unwrap()
+        .write(&read.session, &mut out)
+        .unwrap();
+    std::fs::write(&f.path, out).unwrap();
+    let got = Arc::new(Mutex::new(Received::default()));
+    let url = endpoint(Arc::new(AtomicUsize::new(usize::MAX)), got.clone());
+    let opts = OtlpOptions {
+        endpoint: url,
+        headers: Vec::new(),
+        encoding: Encoding::Json,
+        redact: true,
+    };
+    let found = vec![f.clone()];
+    let r = push(&settings, &found, &opts, &mut |_, _| {}).unwrap();
+    // The root goes; the model call (its answer went on to call a tool)
+    // and the tool wait for the result.
+    assert_eq!((r.spans, r.waiting), (1, 2), "{r:?}");
+    assert!(got.lock().unwrap().headers[0].contains("content-type: application/json"));
+    let body: serde_json::Value = serde_json::from_slice(&got.lock().unwrap().bodies[0]).unwrap();
+    assert!(body["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"].is_string());
+    let r = push(&settings, &found, &opts, &mut |_, _| {}).unwrap();
+    assert_eq!((r.spans, r.waiting, r.unchanged), (0, 2, 0), "{r:?}");
+    // An hour later the session is taken as ended.
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    std::fs::File::options()
+        .write(true)
+        .open(&f.path)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let r = push(&settings, &found, &opts, &mut |_, _| {}).unwrap();
+    assert_eq!((r.spans, r.waiting), (2, 0), "{r:?}");
+    let r = push(&settings, &found, &opts, &mut |_, _| {}).unwrap();
+    assert_eq!((r.spans, r.unchanged), (0, 1), "{r:?}");
+}
