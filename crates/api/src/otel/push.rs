@@ -281,12 +281,15 @@ pub fn push(
     for (done, f) in found.iter().enumerate() {
         progress(done, found.len());
         let key = f.path.to_string_lossy().into_owned();
-        let Some((st, mtime)) = stamp(&f.path) else {
-            report
-                .skipped
-                .push((key, "cannot be read (gone or not accessible)".to_string()));
-            continue;
-        };
+        // A session whose file its agent deleted is read from agentlog's
+        // archive (discovery lists those too); it no longer changes.
+        let (st, mtime) = stamp(&f.path).unwrap_or((
+            Stamp {
+                size: u64::MAX,
+                mtime_ns: 0,
+            },
+            SystemTime::UNIX_EPOCH,
+        ));
         if state.files.get(&key) == Some(&st) {
             report.unchanged += 1;
             continue;
