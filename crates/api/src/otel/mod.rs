@@ -446,8 +446,9 @@ impl Gathered {
         self.pending.push(m);
     }
 
-    /// Sets the result of the tool call `call_id` (or, without an id, of the
-    /// oldest call of `name` still waiting).
+    /// Sets the result of the tool call `call_id` (without an id, of the
+    /// oldest call without an id still waiting); false when there is no
+    /// such call.
     fn result(
         &mut self,
         call_id: Option<&str>,
@@ -455,9 +456,15 @@ impl Gathered {
         is_error: bool,
         at: Option<u64>,
     ) -> bool {
-        let i = match call_id.and_then(|c| self.by_call_id.get(c)) {
-            Some(i) => *i,
-            None => return false,
+        let i = match call_id {
+            Some(c) => self.by_call_id.get(c).copied(),
+            None => self
+                .tools
+                .iter()
+                .position(|t| t.result.is_none() && t.call_id.is_none()),
+        };
+        let Some(i) = i else {
+            return false;
         };
         let t = &mut self.tools[i];
         if t.result.is_some() {
