@@ -31,7 +31,11 @@ fn python() -> Option<PathBuf> {
     let py = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/phoenix/venv/bin/python");
     let works = py.is_file()
         && Command::new(&py)
-            .args(["-c", "import phoenix.server.main, opentelemetry.proto"])
+            .args([
+                "-c",
+                "from importlib.metadata import version as v; \
+                 v('arize-phoenix'); v('opentelemetry-proto')",
+            ])
             .output()
             .is_ok_and(|o| o.status.success());
     if works {
