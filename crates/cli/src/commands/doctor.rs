@@ -85,7 +85,24 @@ fn archive_text(settings: &config::Settings) -> anyhow::Result<String> {
     s.push_str(&retention_text(&agentlog_api::archive::retention(
         settings, &found,
     )));
+    s.push_str(&drift_text(&agentlog_api::drift::report(settings)?));
     Ok(s)
+}
+
+/// What the index found that agentlog does not know (the drift alarm,
+/// told once by `index` and the commands that refresh it), every item.
+fn drift_text(alarms: &[agentlog_api::drift::Alarm]) -> String {
+    let mut s = String::new();
+    for a in alarms {
+        s.push_str(&format!("drift: {}\n", a.message()));
+        for u in a.unreadable.iter().skip(1) {
+            s.push_str(&format!("  unreadable: {}: {}\n", u.path, u.why));
+        }
+    }
+    if !alarms.is_empty() {
+        s.push_str("drift: `agentlog validate --drift` says where each is, by line\n");
+    }
+    s
 }
 
 /// The agent's name for people.

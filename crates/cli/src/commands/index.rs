@@ -50,16 +50,17 @@ pub fn cmd_index(args: Args) -> anyhow::Result<ExitCode> {
     }
     let pb = tty.then(|| bar(0));
     let mut kept = None;
-    let (index, report) = refresh::update(&settings, &discovered, args.rebuild, &mut |e| match e {
-        refresh::Event::Progress(p) => show_progress(pb.as_ref(), p),
-        refresh::Event::Replaced { notice } => crate::eprintln_clean!("agentlog: {notice}"),
-        refresh::Event::Archived(k) => {
-            warn_not_kept(k);
-            kept = Some(k.clone());
-        }
-        refresh::Event::Building { .. } => {}
-    })
-    .with_context(|| format!("updating the index at {}", settings.index_path.display()))?;
+    let (mut index, report) =
+        refresh::update(&settings, &discovered, args.rebuild, &mut |e| match e {
+            refresh::Event::Progress(p) => show_progress(pb.as_ref(), p),
+            refresh::Event::Replaced { notice } => crate::eprintln_clean!("agentlog: {notice}"),
+            refresh::Event::Archived(k) => {
+                warn_not_kept(k);
+                kept = Some(k.clone());
+            }
+            refresh::Event::Building { .. } => {}
+        })
+        .with_context(|| format!("updating the index at {}", settings.index_path.display()))?;
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
@@ -71,6 +72,7 @@ pub fn cmd_index(args: Args) -> anyhow::Result<ExitCode> {
         refresh::CHECK_EVERY
     })?;
     print_report(&index, &report, kept.as_ref(), started.elapsed(), args.json)?;
+    crate::fresh::tell_drift(&mut index);
     Ok(if report.failed > 0 {
         ExitCode::from(1)
     } else {
