@@ -82,7 +82,7 @@ impl Alarm {
                 n => format!(" (and {} more)", n - 1),
             };
             return format!(
-                "{} could not be read at all: {}: {}{more}; left as it is on disk; `agentlog doctor` lists this again",
+                "{} could not be read at all: {}: {}{more}; left as it is on disk",
                 self.agent, first.path, first.why,
             );
         }
@@ -115,7 +115,7 @@ impl Alarm {
             "listed and kept as written, but what is new is not shown"
         };
         format!(
-            "{}{version} writes what agentlog does not know, in {} (first {}): {}; the sessions are {kept}; `agentlog doctor` lists this again",
+            "{}{version} writes what agentlog does not know, in {} (first {}): {}; the sessions are {kept}",
             self.agent,
             sessions(self.sessions),
             self.example,

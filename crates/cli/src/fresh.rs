@@ -145,7 +145,10 @@ pub fn tell_drift(index: &mut Index) {
     match agentlog_api::drift::tell(index) {
         Ok(alarms) => {
             for a in alarms {
-                crate::eprintln_clean!("agentlog: {}", a.message());
+                crate::eprintln_clean!(
+                    "agentlog: {} (said once; `agentlog doctor` lists it again)",
+                    a.message()
+                );
             }
         }
         Err(e) => crate::eprintln_clean!("agentlog: warning: the drift alarm: {e}"),
