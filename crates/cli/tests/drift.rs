@@ -4,7 +4,8 @@
 //! type, a renamed field, a new top-level layout, a file no reader can
 //! read) are said once by `index` and by the refresh before `search`, and
 //! listed by `doctor`; `ls` lists conversations and counts the headless
-//! runs and subagent transcripts, which `--all` lists.
+//! runs and subagent transcripts, which `--all` lists; `search` finds them
+//! all and marks the others.
 
 mod common;
 use common::TestEnv;
@@ -159,6 +160,26 @@ fn index_says_what_is_new_once_and_doctor_lists_it() {
         !search.stderr.contains("does not know"),
         "{}",
         search.stderr
+    );
+    // Search finds every kind, and marks the hits outside conversations.
+    let line = |id: &str| -> String {
+        search
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(id))
+            .unwrap_or_else(|| panic!("no hit in {id}: {}", search.stdout))
+            .to_string()
+    };
+    assert!(
+        line("7215620c").ends_with("[headless]"),
+        "{}",
+        search.stdout
+    );
+    assert!(line("01a20a59").contains("[headless]"), "{}", search.stdout);
+    assert!(
+        !line("6215620c").contains("[headless]"),
+        "{}",
+        search.stdout
     );
 
     // Something new in a file appended to: said by the refresh before the

@@ -17,7 +17,10 @@ use std::process::ExitCode;
 /// newlines are added and stale lock files removed. Files a writer holds
 /// are left alone.
 ///
-/// Without PATHs, every session found on this machine is checked.
+/// Without PATHs, every session found on this machine is checked, and
+/// what the index found that agentlog does not know is listed (record
+/// types, fields and layouts of newer agent versions, files it could not
+/// read: the drift `agentlog index` says once).
 /// Exits 1 when a problem remains (errors, or unrepaired torn tails and
 /// stale locks), 0 otherwise.
 #[derive(clap::Args, Debug)]

@@ -15,6 +15,11 @@ use std::time::{Duration, Instant};
 /// files (pi, Claude Code, Codex) are read from where the last run stopped,
 /// rewritten files are read again and deleted ones removed. `search`,
 /// `stats` and `ls` refresh it themselves when that is cheap.
+///
+/// When a file holds record types, fields or a layout agentlog does not
+/// know (an agent's newer version), or cannot be read at all, this (or
+/// the refresh of the next command) says so once, per agent version;
+/// `agentlog doctor` lists it all.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Read every session file again into a new index.

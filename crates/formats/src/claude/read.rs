@@ -1199,45 +1199,6 @@ fn strip_ide(t: &str) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn classifies_injected_context() {
-        let none = Flags {
-            compact_summary: false,
-            meta: false,
-        };
-        let c = |s: &str| classify(&Message::text(Role::User, s), none);
-        assert_eq!(
-            c("<command-name>/clear</command-name>").as_deref(),
-            Some("command")
-        );
-        assert_eq!(
-            c("<ide_opened_file>a.rs</ide_opened_file>").as_deref(),
-            Some("ide-context")
-        );
-        assert_eq!(c("<ide_opened_file>a.rs</ide_opened_file> fix it"), None);
-        assert_eq!(
-            c("[Request interrupted by user]").as_deref(),
-            Some("interrupted")
-        );
-        assert_eq!(c("hello"), None);
-    }
-
-    #[test]
-    fn finds_the_saved_path() {
-        assert_eq!(
-            saved_path(
-                "<persisted-output>Output too large (9KB). Full output saved to: /a/b.txt\nPreview"
-            )
-            .as_deref(),
-            Some("/a/b.txt")
-        );
-    }
-}
-
 /// The drift report of a Claude Code transcript: the records kept as
 /// unknown, and the fields of its `user`, `assistant` and `system`
 /// records beyond those real files hold ([`wire::KNOWN_FIELDS`]).
@@ -1288,5 +1249,44 @@ pub(super) fn session_kind(path: &Path, session: &Session) -> agentlog_model::Se
     match entrypoint {
         Some(p) if p.starts_with("sdk-") => SessionKind::Headless,
         _ => SessionKind::Conversation,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_injected_context() {
+        let none = Flags {
+            compact_summary: false,
+            meta: false,
+        };
+        let c = |s: &str| classify(&Message::text(Role::User, s), none);
+        assert_eq!(
+            c("<command-name>/clear</command-name>").as_deref(),
+            Some("command")
+        );
+        assert_eq!(
+            c("<ide_opened_file>a.rs</ide_opened_file>").as_deref(),
+            Some("ide-context")
+        );
+        assert_eq!(c("<ide_opened_file>a.rs</ide_opened_file> fix it"), None);
+        assert_eq!(
+            c("[Request interrupted by user]").as_deref(),
+            Some("interrupted")
+        );
+        assert_eq!(c("hello"), None);
+    }
+
+    #[test]
+    fn finds_the_saved_path() {
+        assert_eq!(
+            saved_path(
+                "<persisted-output>Output too large (9KB). Full output saved to: /a/b.txt\nPreview"
+            )
+            .as_deref(),
+            Some("/a/b.txt")
+        );
     }
 }

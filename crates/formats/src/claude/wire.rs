@@ -677,41 +677,6 @@ pub(crate) fn entry_to_native(e: &Entry) -> Value {
     Value::Object(o)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn patches_give_back_the_raw_value() {
-        let raw = json!({"a":1,"m":{"c":[{"x":1},{"y":2}],"k":null},"z":"q"});
-        let rebuilt = json!({"a":2,"m":{"c":[{"x":1},{"y":3,"w":0}],"k":1,"n":1},"u":true});
-        let p = diff(&raw, &rebuilt).unwrap_or(Value::Null);
-        let mut t = rebuilt.clone();
-        apply(&mut t, &p);
-        assert_eq!(t, raw);
-        assert!(diff(&raw, &raw).is_none());
-    }
-
-    #[test]
-    fn blocks_round_trip() {
-        for b in [
-            json!({"type":"text","text":"hi","citations":null}),
-            json!({"type":"thinking","thinking":"","signature":"sig"}),
-            json!({"type":"redacted_thinking","data":"xx"}),
-            json!({"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}),
-            json!({"tool_use_id":"t1","type":"tool_result","content":"ok"}),
-            json!({"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"a"}],"is_error":true}),
-            json!({"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA=="}}),
-            json!({"type":"fallback","from":{"model":"a"},"to":{"model":"b"}}),
-            json!("bare"),
-        ] {
-            let m = block_from_native(b.clone());
-            assert_eq!(block_to_native(&m), b, "{b}");
-        }
-    }
-}
-
 // ------------------------------------------------------------ known fields
 
 /// The fields Claude Code writes on its `user`, `assistant` and `system`
@@ -863,3 +828,38 @@ pub(crate) const KNOWN_FIELDS: [(&str, &[&str]); 3] = [
         ],
     ),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn patches_give_back_the_raw_value() {
+        let raw = json!({"a":1,"m":{"c":[{"x":1},{"y":2}],"k":null},"z":"q"});
+        let rebuilt = json!({"a":2,"m":{"c":[{"x":1},{"y":3,"w":0}],"k":1,"n":1},"u":true});
+        let p = diff(&raw, &rebuilt).unwrap_or(Value::Null);
+        let mut t = rebuilt.clone();
+        apply(&mut t, &p);
+        assert_eq!(t, raw);
+        assert!(diff(&raw, &raw).is_none());
+    }
+
+    #[test]
+    fn blocks_round_trip() {
+        for b in [
+            json!({"type":"text","text":"hi","citations":null}),
+            json!({"type":"thinking","thinking":"","signature":"sig"}),
+            json!({"type":"redacted_thinking","data":"xx"}),
+            json!({"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}),
+            json!({"tool_use_id":"t1","type":"tool_result","content":"ok"}),
+            json!({"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"a"}],"is_error":true}),
+            json!({"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA=="}}),
+            json!({"type":"fallback","from":{"model":"a"},"to":{"model":"b"}}),
+            json!("bare"),
+        ] {
+            let m = block_from_native(b.clone());
+            assert_eq!(block_to_native(&m), b, "{b}");
+        }
+    }
+}
