@@ -741,6 +741,7 @@ pub(crate) const KNOWN_FIELDS: [(&str, &[&str]); 3] = [
             "attributionMcpTool",
             "attributionPlugin",
             "attributionSkill",
+            "costUSD",
             "cwd",
             "effort",
             "entrypoint",

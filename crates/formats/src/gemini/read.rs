@@ -554,6 +554,19 @@ pub(super) fn drift(read: &Read) -> Vec<crate::drift::Drift> {
         t.add(DriftKind::Layout, crate::drift::LAYOUT, None);
     }
     t.fields("session", extra.keys(), super::wire::KNOWN_HEADER, None);
+    // A JSONL chat's header lines, kept as `metadata` events.
+    for e in &read.session.entries {
+        if let EntryKind::Event {
+            event_type,
+            payload: Value::Object(o),
+            ..
+        } = &e.kind
+        {
+            if event_type == "metadata" {
+                t.fields("session", o.keys(), super::wire::KNOWN_HEADER, e.line);
+            }
+        }
+    }
     t.into_items()
 }
 
