@@ -32,6 +32,7 @@ pub mod archive;
 pub mod context;
 pub mod copies;
 pub mod doctor;
+pub mod drift;
 mod error;
 pub mod example;
 pub mod export;

@@ -6,7 +6,7 @@ use agentlog_formats::discover::{discover_report, Found};
 use agentlog_formats::{registry, Read};
 use agentlog_index::title::listed_title;
 use agentlog_index::{Backend, Listed, ListingQuery, SessionOrder};
-use agentlog_model::{Session, Timestamp};
+use agentlog_model::{Session, SessionKind, Timestamp};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,6 +42,9 @@ pub struct SessionSummary {
     /// it) and it is read from agentlog's archive.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deleted: Option<Deleted>,
+    /// What it is: a conversation, a headless run (`claude -p`, `codex
+    /// exec`) or a subagent's transcript, as its file says.
+    pub kind: SessionKind,
 }
 
 /// A session whose file its agent deleted, kept in agentlog's archive.
@@ -103,6 +106,10 @@ pub struct ListOptions {
     pub source: Source,
     /// Only sessions whose files are gone, kept in the archive.
     pub deleted_only: bool,
+    /// Every kind of session: headless runs (`claude -p`, `codex exec`)
+    /// and subagent transcripts too. By default only conversations are
+    /// listed, and [`Listing::hidden`] counts the others.
+    pub all_kinds: bool,
 }
 
 /// How a listing is sorted.
@@ -147,6 +154,10 @@ pub struct Listing {
     pub sessions: Vec<SessionSummary>,
     /// Sessions that matched before the limit cut the list.
     pub matched: usize,
+    /// Sessions that matched every filter but are not conversations
+    /// (headless runs, subagent transcripts), left out because
+    /// [`ListOptions::all_kinds`] was not set.
+    pub hidden: usize,
     /// Directories that could not be searched and files that could not be
     /// read, each naming the path.
     pub warnings: Vec<String>,
@@ -246,6 +257,7 @@ pub fn visit_in(
             ListOrder::Started => SessionOrder::Created,
             ListOrder::Updated => SessionOrder::Updated,
         },
+        conversations_only: !opts.all_kinds,
     };
     let mut row = SessionSummary::default();
     let mut given = 0usize;
@@ -265,7 +277,26 @@ pub fn visit_in(
         }
     })?;
     listing.matched = if opts.deleted_only { given } else { matched };
-    if listing.matched == 0 {
+    if q.conversations_only {
+        // The others are counted, not read (deleted ones among every kind:
+        // only a listing of them reads their rows).
+        let mut every = 0usize;
+        let all = backend.visit_listing(
+            &ListingQuery {
+                conversations_only: false,
+                limit: if opts.deleted_only { None } else { Some(0) },
+                ..q.clone()
+            },
+            &mut |l| {
+                if opts.deleted_only && gone.contains_key(Path::new(l.path)) {
+                    every += 1;
+                }
+            },
+        )?;
+        let every = if opts.deleted_only { every } else { all };
+        listing.hidden = every.saturating_sub(listing.matched);
+    }
+    if listing.matched == 0 && listing.hidden == 0 {
         listing.emptied_by = Some(emptied_by(backend, &q, &opts.agents)?);
     }
     Ok(listing)
@@ -334,6 +365,7 @@ fn fill(row: &mut SessionSummary, l: &Listed<'_>) {
     row.updated_ms = l.updated_ms;
     row.messages = l.messages;
     row.tokens = l.tokens;
+    row.kind = l.kind;
 }
 
 /// Filters, sorts and cuts `rows` as `opts` asks, saying which filter
@@ -369,6 +401,14 @@ fn finish(
                 since_ms: s,
                 sessions: before,
             });
+        }
+    }
+    if !opts.all_kinds {
+        let before = rows.len();
+        rows.retain(|r| r.kind.is_conversation());
+        listing.hidden = before - rows.len();
+        if listing.hidden > 0 {
+            listing.emptied_by = None;
         }
     }
     let key = |r: &SessionSummary| match opts.order {
@@ -562,6 +602,9 @@ pub fn summary(found: &Found, s: &Session) -> SessionSummary {
         started_ms: started,
         updated_ms: updated,
         deleted: None,
+        kind: registry::by_name(found.format)
+            .map(|f| f.session_kind(&found.path, s))
+            .unwrap_or_default(),
     }
 }
 

@@ -234,7 +234,7 @@ pub fn drift(settings: &Settings, params: &ValidateParams) -> Result<DriftReport
                 items: Vec::new(),
             });
         g.files += 1;
-        for d in format.drift(&read) {
+        for d in agentlog_formats::drift::report(format, &read) {
             match g
                 .items
                 .iter_mut()

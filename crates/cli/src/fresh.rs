@@ -118,6 +118,8 @@ pub fn refreshed(loc: &IndexLocation) -> anyhow::Result<Index> {
             *pending = Some(loc.clone());
         }
     }
+    let mut index = fresh.index;
+    tell_drift(&mut index);
     if let refresh::Refreshed::Behind { files, bytes } = fresh.refreshed {
         crate::eprintln_clean!(
             "agentlog: the index is behind by {} ({} MB); results may be stale. Run `agentlog index` to update it.",
@@ -125,7 +127,32 @@ pub fn refreshed(loc: &IndexLocation) -> anyhow::Result<Index> {
             bytes / 1_000_000
         );
     }
-    Ok(fresh.index)
+    Ok(index)
+}
+
+/// Set for the `agentlog index` a command starts in the background, whose
+/// standard error nobody reads: it leaves the drift alarm to the next
+/// command.
+const BACKGROUND_CHECK: &str = "AGENTLOG_BACKGROUND_CHECK";
+
+/// Says, once, what the index found that agentlog does not know (the
+/// drift alarm, [`agentlog_api::drift`]); not in a background check. A
+/// failure to say it is no failure of the command.
+pub fn tell_drift(index: &mut Index) {
+    if std::env::var_os(BACKGROUND_CHECK).is_some() {
+        return;
+    }
+    match agentlog_api::drift::tell(index) {
+        Ok(alarms) => {
+            for a in alarms {
+                crate::eprintln_clean!(
+                    "agentlog: {} (said once; `agentlog doctor` lists it again)",
+                    a.message()
+                );
+            }
+        }
+        Err(e) => crate::eprintln_clean!("agentlog: warning: the drift alarm: {e}"),
+    }
 }
 
 /// The full check a command found due ([`refreshed`]), started by
@@ -169,6 +196,7 @@ fn check_in_background(loc: &IndexLocation) {
             cmd.arg("--index").arg(p);
         }
         cmd.env("AGENTLOG_NO_BACKGROUND", "1")
+            .env(BACKGROUND_CHECK, "1")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())

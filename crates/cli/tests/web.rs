@@ -1130,3 +1130,35 @@ fn serve_stats_count_a_resumed_sessions_responses_once() {
         "the copy's response counted again: {body}"
     );
 }
+
+#[test]
+fn serve_lists_conversations_first_and_links_to_every_session() {
+    let env = TestEnv::new();
+    place_one_prompt(&env, "talk-1", "/work/a", "a conversation with the user");
+    // `claude -p` as Claude Code 2.1.330 wrote it (entrypoint sdk-cli).
+    let headless = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../harness/fixtures/claude-2.1.330.jsonl"
+    ))
+    .unwrap();
+    env.write(
+        ".claude/projects/-tmp-p/6215620c-6219-453f-a09e-7ac5800146b1.jsonl",
+        &headless,
+    );
+    assert_eq!(env.run(&["index"]).status, 0);
+    let server = start(&env, &[]);
+    let host = format!("127.0.0.1:{}", server.port);
+    let rows = |body: &str| body.matches("class=\"title\"").count();
+    let (head, list) = get(server.port, "/", &host, None);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert_eq!(rows(&list), 1, "{list}");
+    assert!(list.contains("1 found"), "{list}");
+    assert!(
+        list.contains("and 1 headless run or subagent transcript: <a href=\"/?page=1&amp;all=1\">show all</a>"),
+        "{list}"
+    );
+    let (_, all) = get(server.port, "/?all=1", &host, None);
+    assert_eq!(rows(&all), 2, "{all}");
+    assert!(!all.contains("id=\"others\""), "{all}");
+    assert!(all.contains("value=\"1\" selected>every session"), "{all}");
+}

@@ -17,7 +17,7 @@
 //! assert_eq!(items[0].first_line, Some(3));
 //! ```
 
-use crate::Read;
+use crate::{Format, Read};
 use agentlog_model::EntryKind;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -30,7 +30,40 @@ pub enum DriftKind {
     RecordType,
     /// A field of a known record type (`type.field`).
     Field,
+    /// The file as a whole: nothing in it is a record the reader knows
+    /// (a new top-level layout), though the file is kept and listed.
+    Layout,
 }
+
+impl DriftKind {
+    /// The kind's name (`record_type`, `field`, `layout`), as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DriftKind::RecordType => "record_type",
+            DriftKind::Field => "field",
+            DriftKind::Layout => "layout",
+        }
+    }
+
+    /// The kind named `name` ([`DriftKind::as_str`]).
+    pub fn parse(name: &str) -> Option<DriftKind> {
+        [DriftKind::RecordType, DriftKind::Field, DriftKind::Layout]
+            .into_iter()
+            .find(|k| k.as_str() == name)
+    }
+
+    /// What it is, in words (`record type`, `field`, `file layout`).
+    pub fn words(self) -> &'static str {
+        match self {
+            DriftKind::RecordType => "record type",
+            DriftKind::Field => "field",
+            DriftKind::Layout => "file layout",
+        }
+    }
+}
+
+/// The name of the one [`DriftKind::Layout`] item of a file.
+pub const LAYOUT: &str = "(no record agentlog reads)";
 
 /// One unknown record type or field, with how often it occurs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -105,4 +138,37 @@ pub fn unknown_records(read: &Read, tally: &mut Tally) {
             );
         }
     }
+}
+
+/// The drift report of `read`, a file `format` read: what the format
+/// reports ([`Format::drift`]), and first, when the reader understood
+/// nothing in the file (no entry but unknown records, or none) while
+/// something in it was unknown or unreadable, the file's layout itself
+/// ([`DriftKind::Layout`]). What `agentlog validate --drift` and the
+/// index's drift alarm both report.
+pub fn report(format: &dyn Format, read: &Read) -> Vec<Drift> {
+    let mut items = format.drift(read);
+    let understood = read
+        .session
+        .entries
+        .iter()
+        .any(|e| !matches!(e.kind, EntryKind::Unknown { .. }));
+    // Something unknown, or lines that could not be read at all.
+    let unread = !items.is_empty()
+        || read
+            .diagnostics
+            .iter()
+            .any(|d| d.severity == crate::Severity::Error);
+    if !understood && unread && !items.iter().any(|d| d.kind == DriftKind::Layout) {
+        items.insert(
+            0,
+            Drift {
+                kind: DriftKind::Layout,
+                name: LAYOUT.to_string(),
+                count: 1,
+                first_line: None,
+            },
+        );
+    }
+    items
 }

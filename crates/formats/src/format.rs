@@ -169,6 +169,15 @@ pub trait Format: Send + Sync {
         t.into_items()
     }
 
+    /// Returns what the session at `path` is, from what its file says: a
+    /// conversation (the default), a headless run or a subagent's
+    /// transcript. Only what the agent writes counts (a field, a folder it
+    /// keeps subagents in), never a guess from the content.
+    fn session_kind(&self, path: &Path, session: &Session) -> agentlog_model::SessionKind {
+        let _ = (path, session);
+        agentlog_model::SessionKind::Conversation
+    }
+
     /// Plans continuing `session` in this format's agent: where its native
     /// file goes (in the agent's own location under `env`) and the command
     /// that continues it there. The caller writes the file.

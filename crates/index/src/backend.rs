@@ -131,6 +131,7 @@ fn listing_of_list(
             updated_ms: info.updated_ms,
             messages: info.messages,
             tokens: info.tokens.iter().map(SessionTokens::total).sum(),
+            kind: info.kind,
         })
     };
     if q.formats.is_empty() {
@@ -145,7 +146,12 @@ fn listing_of_list(
         bare: q.limit == Some(0),
         ..ListParams::default()
     };
-    if let (Some(limit @ 1..), None, None) = (q.limit, &q.project, q.started_since_ms) {
+    if let (Some(limit @ 1..), None, None, false) = (
+        q.limit,
+        &q.project,
+        q.started_since_ms,
+        q.conversations_only,
+    ) {
         let params = ListParams { limit, ..brief };
         let mut given = 0;
         for info in b.list_sessions(&params)? {

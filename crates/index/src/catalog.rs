@@ -2,17 +2,18 @@
 
 use crate::error::SqlContext;
 use crate::{Index, IndexError};
+use agentlog_model::SessionKind;
 use rusqlite::params;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 
 /// The columns of a catalog row, as [`info_row`] reads them.
 const INFO_COLUMNS: &str = "id, session_id, agent, format, path, project, title, first_prompt,
-     created_ms, updated_ms, entries, messages, user_messages, assistant_messages, tool_calls";
+     created_ms, updated_ms, entries, messages, user_messages, assistant_messages, tool_calls, kind";
 
 /// [`INFO_COLUMNS`] without the title and the first prompt.
 const BARE_COLUMNS: &str = "id, session_id, agent, format, path, project, NULL, NULL,
-     created_ms, updated_ms, entries, messages, user_messages, assistant_messages, tool_calls";
+     created_ms, updated_ms, entries, messages, user_messages, assistant_messages, tool_calls, kind";
 
 /// From this many paths on, [`Index::sessions_at`] reads the whole catalog
 /// once rather than looking each path up.
@@ -156,6 +157,9 @@ pub struct SessionInfo {
     pub tool_calls: u64,
     /// Tokens by model.
     pub tokens: Vec<SessionTokens>,
+    /// What the session is: a conversation, a headless run, a subagent's
+    /// transcript.
+    pub kind: SessionKind,
 }
 
 impl SessionInfo {
@@ -651,8 +655,14 @@ fn row_with(
             assistant_messages: r.get::<_, i64>(13)? as u64,
             tool_calls: r.get::<_, i64>(14)? as u64,
             tokens: Vec::new(),
+            kind: kind_of(r.get_ref(15)?.as_str_or_null()?),
         },
     ))
+}
+
+/// The kind the catalog's `kind` column holds (NULL: a conversation).
+pub(crate) fn kind_of(column: Option<&str>) -> SessionKind {
+    column.and_then(SessionKind::parse).unwrap_or_default()
 }
 
 /// The formats as one string, each between two unit separators (`""` for

@@ -30,6 +30,8 @@ pub struct SessionRow {
     pub created_ms: Option<i64>,
     /// Last change, milliseconds since the epoch.
     pub updated_ms: Option<i64>,
+    /// What the session is (its format says: [`agentlog_formats::Format::session_kind`]).
+    pub kind: agentlog_model::SessionKind,
 }
 
 /// One indexed entry.
@@ -177,6 +179,7 @@ pub fn extract(session: &Session) -> Extracted {
                 .and_then(|t| t.millis())
                 .or(last_ts)
                 .or(first_ts),
+            kind: agentlog_model::SessionKind::Conversation,
         },
         docs,
         usage,

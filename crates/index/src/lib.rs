@@ -33,6 +33,7 @@ mod catalog;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 mod derived;
+pub mod drift;
 mod error;
 pub mod extract;
 pub mod files;
@@ -57,6 +58,7 @@ mod writer;
 
 pub use backend::Backend;
 pub use catalog::{ListParams, SessionInfo, SessionOrder, SessionTokens};
+pub use drift::DriftRow;
 pub use error::IndexError;
 pub use journal::Journal;
 pub use listing::{Listed, ListingQuery};
@@ -198,7 +200,7 @@ impl Index {
                 "BEGIN IMMEDIATE; INSERT INTO fts(fts) VALUES('delete-all'); DELETE FROM texts;
                  INSERT INTO words(words) VALUES('delete-all');
                  DELETE FROM docs; DELETE FROM usage; DELETE FROM session_tokens;
-                 DELETE FROM sessions; DELETE FROM files; DROP TABLE IF EXISTS shapes; COMMIT;",
+                 DELETE FROM sessions; DELETE FROM files; DELETE FROM drift; DROP TABLE IF EXISTS shapes; COMMIT;",
             )
             .at(&self.path)
     }

@@ -27,6 +27,9 @@ pub struct ListingQuery {
     pub limit: Option<usize>,
     /// Newest start (`Created`) or last change first; then by path.
     pub order: SessionOrder,
+    /// Only conversations: no headless run, no subagent transcript
+    /// ([`agentlog_model::SessionKind`]).
+    pub conversations_only: bool,
 }
 
 /// One listed session, lent to the caller for the time of a call.
@@ -52,6 +55,8 @@ pub struct Listed<'a> {
     pub messages: u64,
     /// Every model's tokens summed (input, output and cache).
     pub tokens: u64,
+    /// What the session is.
+    pub kind: agentlog_model::SessionKind,
 }
 
 impl ListingQuery {
@@ -66,6 +71,7 @@ impl ListingQuery {
             && self
                 .started_since_ms
                 .is_none_or(|s| info.started_ms().is_some_and(|t| t >= s))
+            && (!self.conversations_only || info.kind.is_conversation())
     }
 }
 
@@ -99,13 +105,16 @@ fn sql(q: &ListingQuery, every_format: bool) -> Sql {
         args.push(Value::Integer(s));
         filter.push_str(&format!(" AND {STARTED} >= ?{}", args.len()));
     }
+    if q.conversations_only {
+        filter.push_str(" AND kind IS NULL");
+    }
     let order = match q.order {
         SessionOrder::Created => format!("{STARTED} DESC, path"),
         SessionOrder::Updated => "updated_ms DESC, path".to_string(),
     };
     let select = format!(
         "SELECT session_id, agent, format, path, project, messages, updated_ms, {STARTED},
-                listed, tokens
+                listed, tokens, kind
          FROM sessions WHERE {filter} ORDER BY {order} LIMIT ?{}",
         args.len() + 1
     );
@@ -176,6 +185,7 @@ impl Index {
                 started_ms: int(7)?,
                 title: text(8)?,
                 tokens: int(9)?.unwrap_or_default() as u64,
+                kind: crate::catalog::kind_of(text(10)?),
             });
             given += 1;
         }
@@ -183,7 +193,7 @@ impl Index {
             return Ok(given);
         }
         // Cut by the limit: the rest is counted, not read.
-        if q.project.is_none() && q.started_since_ms.is_none() {
+        if q.project.is_none() && q.started_since_ms.is_none() && !q.conversations_only {
             // Through the index of formats alone.
             return self.count_sessions(&ListParams {
                 formats: q.formats.clone(),
@@ -323,6 +333,8 @@ mod tests {
                 started_since_ms: since,
                 limit,
                 order: SessionOrder::Created,
+                // The kind is in the listing index too.
+                conversations_only: limit.is_some(),
             };
             let every_format = project.is_some();
             let Sql { args, select, .. } = sql(&q, every_format);

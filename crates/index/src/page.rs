@@ -79,6 +79,10 @@ pub struct PageParams {
     pub offset: usize,
     /// Sessions on the page (0: 50).
     pub limit: usize,
+    /// Only conversations: no headless run, no subagent transcript
+    /// ([`SessionPage::others`] counts them). A backend that does not know
+    /// what its sessions are lists them all.
+    pub conversations_only: bool,
 }
 
 /// One page of the catalog.
@@ -88,6 +92,9 @@ pub struct SessionPage {
     pub total: u64,
     /// The sessions of this page (without per-model tokens).
     pub sessions: Vec<SessionInfo>,
+    /// Sessions matching the filters left out for their kind (headless
+    /// runs, subagent transcripts; [`PageParams::conversations_only`]).
+    pub others: u64,
 }
 
 /// A filter value and how many sessions have it.
@@ -142,17 +149,31 @@ impl Index {
             clauses.push("s.updated_ms < ?".into());
             args.push(SqlValue::Integer(t));
         }
-        let filter = if clauses.is_empty() {
-            String::new()
-        } else {
-            format!("WHERE {}", clauses.join(" AND "))
+        let where_of = |clauses: &[String]| {
+            if clauses.is_empty() {
+                String::new()
+            } else {
+                format!("WHERE {}", clauses.join(" AND "))
+            }
         };
-        let total: i64 = self
-            .conn
-            .prepare_cached(&format!("SELECT count(*) FROM sessions s {filter}"))
-            .at(&self.path)?
-            .query_row(rusqlite::params_from_iter(args.iter()), |r| r.get(0))
-            .at(&self.path)?;
+        let count = |filter: &str| -> Result<i64, IndexError> {
+            self.conn
+                .prepare_cached(&format!("SELECT count(*) FROM sessions s {filter}"))
+                .at(&self.path)?
+                .query_row(rusqlite::params_from_iter(args.iter()), |r| r.get(0))
+                .at(&self.path)
+        };
+        let every = where_of(&clauses);
+        if p.conversations_only {
+            clauses.push("s.kind IS NULL".into());
+        }
+        let filter = where_of(&clauses);
+        let total = count(&filter)?;
+        let others = if p.conversations_only {
+            (count(&every)? - total).max(0) as u64
+        } else {
+            0
+        };
         let limit = if p.limit == 0 { 50 } else { p.limit };
         // The page's ids first, then their rows: sorting every matching row
         // whole (paths, titles, prompts) to keep fifty took a filtered list
@@ -161,7 +182,7 @@ impl Index {
         let sql = format!(
             "SELECT s.session_id, s.agent, s.format, s.path, s.project, s.title, s.first_prompt,
                     s.created_ms, s.updated_ms, s.entries, s.messages, s.user_messages,
-                    s.assistant_messages, s.tool_calls
+                    s.assistant_messages, s.tool_calls, s.kind
              FROM sessions s
              WHERE s.id IN (SELECT s.id FROM sessions s {filter} ORDER BY {order}
                             LIMIT {limit} OFFSET {})
@@ -178,6 +199,7 @@ impl Index {
         Ok(SessionPage {
             total: total as u64,
             sessions,
+            others,
         })
     }
 
@@ -230,7 +252,7 @@ impl Index {
             .prepare_cached(
                 "SELECT session_id, agent, format, path, project, title, first_prompt,
                         created_ms, updated_ms, entries, messages, user_messages,
-                        assistant_messages, tool_calls
+                        assistant_messages, tool_calls, kind
                  FROM sessions WHERE path = ?1 LIMIT 1",
             )
             .at(&self.path)?;
@@ -264,7 +286,7 @@ impl Index {
             .prepare_cached(
                 "SELECT session_id, agent, format, path, project, title, first_prompt,
                         created_ms, updated_ms, entries, messages, user_messages,
-                        assistant_messages, tool_calls
+                        assistant_messages, tool_calls, kind
                  FROM sessions WHERE substr(path, 1, length(?1)) = ?1
                  ORDER BY created_ms IS NULL, created_ms, path LIMIT 500",
             )
@@ -276,7 +298,7 @@ impl Index {
 
 /// Maps a row of the columns `session_id, agent, format, path, project,
 /// title, first_prompt, created_ms, updated_ms, entries, messages,
-/// user_messages, assistant_messages, tool_calls`.
+/// user_messages, assistant_messages, tool_calls, kind`.
 fn row_info(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionInfo> {
     Ok(SessionInfo {
         session_id: r.get(0)?,
@@ -294,6 +316,7 @@ fn row_info(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionInfo> {
         assistant_messages: r.get::<_, i64>(12)? as u64,
         tool_calls: r.get::<_, i64>(13)? as u64,
         tokens: Vec::new(),
+        kind: crate::catalog::kind_of(r.get_ref(14)?.as_str_or_null()?),
     })
 }
 

@@ -57,6 +57,8 @@ pub(crate) enum Outcome {
         /// The session's shape, for a file of at least
         /// [`crate::shape::shape_min`] bytes.
         shape: Option<Box<crate::shape::Shape>>,
+        /// What the reader did not know, and the agent version that wrote it.
+        drift: FileDrift,
     },
     /// The tail was read; documents from `from_line` on are replaced.
     Tail {
@@ -65,7 +67,19 @@ pub(crate) enum Outcome {
         state: FileState,
         diagnostics: u64,
         bytes: u64,
+        /// What the reader did not know in the lines read (added to what
+        /// the file had).
+        drift: FileDrift,
     },
     /// The file could not be read.
     Failed { message: String, state: FileState },
+}
+
+/// What a reader did not know in (part of) a file, as the update stores it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FileDrift {
+    /// The agent version the file says wrote it, when it says.
+    pub version: Option<String>,
+    /// The unknown record types, fields and layout.
+    pub items: Vec<agentlog_formats::drift::Drift>,
 }

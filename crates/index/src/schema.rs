@@ -6,13 +6,13 @@ use rusqlite::Connection;
 use std::path::Path;
 
 /// The schema version, kept in `PRAGMA user_version`. An index of version
-/// 8 is brought to this one in place; one of any other version is rebuilt
+/// 9 is brought to this one in place; one of any other version is rebuilt
 /// from the session files.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// The one older schema version an index is brought to this one from in
 /// place ([`migrate`]) instead of being rebuilt.
-const MIGRATES_FROM: i64 = 8;
+const MIGRATES_FROM: i64 = 9;
 
 /// The tables. `files` holds what was read of each session file (for
 /// incremental updates); `sessions` is the catalog (same id as `files`);
@@ -21,6 +21,12 @@ const MIGRATES_FROM: i64 = 8;
 /// (the `texts` module says how); `usage` has one row per model response,
 /// and `session_tokens` their sums by session and model (what a listing
 /// shows: summing the responses of 12,000 sessions took 0.4 s).
+/// `sessions.kind` says what a session is ([`agentlog_model::SessionKind`]:
+/// NULL for a conversation, the common case, so that it costs nothing).
+/// `drift` holds, per file, what its reader did not know (record types,
+/// fields, a layout: `agentlog_formats::drift`), computed while the update
+/// reads the file; `drift_said` the (format, version, kind, name) the
+/// drift alarm has told the user about, so that it says each once.
 ///
 /// Two columns of the catalog are made from others by the writer, in the
 /// transaction that writes those ([`crate::derived`]), for `ls`, which
@@ -71,7 +77,8 @@ CREATE TABLE sessions(
   assistant_messages INTEGER NOT NULL DEFAULT 0,
   tool_calls INTEGER NOT NULL DEFAULT 0,
   listed TEXT,
-  tokens INTEGER NOT NULL DEFAULT 0
+  tokens INTEGER NOT NULL DEFAULT 0,
+  kind TEXT -- NULL: a conversation; else `headless` or `subagent`
 );
 CREATE INDEX sessions_session_id ON sessions(session_id);
 CREATE INDEX sessions_updated ON sessions(updated_ms);
@@ -167,7 +174,7 @@ CREATE INDEX IF NOT EXISTS sessions_order ON sessions(updated_ms IS NULL, update
 DROP INDEX IF EXISTS sessions_started;
 DROP INDEX IF EXISTS sessions_listing;
 CREATE INDEX IF NOT EXISTS sessions_listed ON sessions(coalesce(created_ms, updated_ms), path DESC,
-  format, agent, session_id, project, messages, updated_ms, listed, tokens);
+  format, agent, session_id, project, messages, updated_ms, listed, tokens, kind);
 CREATE INDEX IF NOT EXISTS sessions_recent ON sessions(updated_ms DESC, path);
 CREATE INDEX IF NOT EXISTS sessions_format ON sessions(format, updated_ms, entries);
 CREATE INDEX IF NOT EXISTS files_mtime ON files(mtime_ns);
@@ -599,7 +606,7 @@ fn try_open(
     }
     if version == MIGRATES_FROM {
         migrate(&conn).map_err(|e| {
-            // An index whose tables are not what version 8's were is
+            // An index whose tables are not what version 9's were is
             // replaced, as a damaged one is; a full disk, an I/O error or a
             // busy index is reported, and the index stays as it is.
             let schema = matches!(
@@ -626,9 +633,11 @@ fn try_open(
 
 /// Brings an index of schema version [`MIGRATES_FROM`] to this one, in one
 /// transaction (a process that finds it done leaves it): the catalog gets
-/// its `listed` and `tokens` columns, made from what it holds, and the
-/// listing index that reads them. Seconds at 10 GB, where a rebuild takes
-/// minutes.
+/// its `kind` column (the listing index that reads it is made again by the
+/// next update), the drift tables are made, and every file is marked to be
+/// read again by the next update (an impossible inode): what a session is
+/// and what its reader did not know come from reading its file. The index
+/// answers meanwhile as it did, every session a conversation.
 fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     // The file's header may still say the version before while the write
     // that changed it is in the write-ahead log: done, and no lock taken.
@@ -650,13 +659,12 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
                 ))
             }
         }
-        conn.execute_batch(
-            "ALTER TABLE sessions ADD COLUMN listed TEXT;
-             ALTER TABLE sessions ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0;",
-        )?;
-        crate::derived::fill(conn)?;
         conn.execute_batch(&format!(
-            "{LATER_INDEXES} PRAGMA user_version = {SCHEMA_VERSION};"
+            "ALTER TABLE sessions ADD COLUMN kind TEXT;
+             DROP INDEX IF EXISTS sessions_listed;
+             {DRIFT_TABLES}
+             UPDATE files SET inode = -1;
+             {LATER_INDEXES} PRAGMA user_version = {SCHEMA_VERSION};"
         ))
     })();
     match done {
@@ -675,6 +683,26 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
         }
     }
 }
+
+/// The drift tables (see [`SCHEMA`]), made with it and by [`migrate`].
+const DRIFT_TABLES: &str = "
+CREATE TABLE drift(
+  file INTEGER NOT NULL,
+  version TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  name TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  first_line INTEGER,
+  PRIMARY KEY (file, kind, name)
+) WITHOUT ROWID;
+CREATE TABLE drift_said(
+  format TEXT NOT NULL,
+  version TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  name TEXT NOT NULL,
+  PRIMARY KEY (format, version, kind, name)
+) WITHOUT ROWID;
+";
 
 /// Creates a new, empty index at `path` (which must not exist): built in a
 /// private `<file>.building-<pid>` file and moved into place without
@@ -734,7 +762,7 @@ pub(crate) fn create_schema(conn: &Connection, path: &Path) -> Result<(), IndexE
 
 fn create(conn: &Connection, path: &Path) -> Result<(), IndexError> {
     conn.execute_batch(&format!(
-        "BEGIN; {SCHEMA} {LATER_INDEXES} {shapes} {MARKER} PRAGMA user_version = {SCHEMA_VERSION}; PRAGMA application_id = {APPLICATION_ID}; COMMIT;",
+        "BEGIN; {SCHEMA} {DRIFT_TABLES} {LATER_INDEXES} {shapes} {MARKER} PRAGMA user_version = {SCHEMA_VERSION}; PRAGMA application_id = {APPLICATION_ID}; COMMIT;",
         shapes = crate::shape::TABLE
     ))
     .at(path)

@@ -117,6 +117,9 @@ pub struct Hit {
     pub text: String,
     /// The matches in `text`.
     pub marks: Vec<Mark>,
+    /// What the session is (search finds every kind; a front end marks
+    /// the hits of headless runs and subagent transcripts).
+    pub kind: agentlog_model::SessionKind,
 }
 
 impl Hit {
@@ -496,7 +499,7 @@ impl Index {
             .conn
             .prepare_cached(
                 "SELECT s.session_id, d.entry_id, s.path, s.agent, s.project,
-                        coalesce(s.title, s.first_prompt), d.role, d.ts_ms, d.line
+                        coalesce(s.title, s.first_prompt), d.role, d.ts_ms, d.line, s.kind
                  FROM docs d JOIN sessions s ON s.id = d.session WHERE d.id = ?1",
             )
             .at(&self.path)?;
@@ -517,6 +520,7 @@ impl Index {
                     snippet: String::new(),
                     text: String::new(),
                     marks: Vec::new(),
+                    kind: crate::catalog::kind_of(r.get_ref(9)?.as_str_or_null()?),
                 })
             })
             .at(&self.path)?;

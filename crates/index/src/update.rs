@@ -813,6 +813,13 @@ fn read_full(job: &Job) -> Outcome {
         (read, job.stat.size, state)
     };
     let mut extracted = extract::extract(&read.session);
+    extracted.session.kind = format.session_kind(&job.path, &read.session);
+    // What the reader did not know, from the read already made: the drift
+    // alarm and `doctor` read it from the index.
+    let drift = crate::parsed::FileDrift {
+        version: read.session.meta.agent_version.clone(),
+        items: agentlog_formats::drift::report(format, &read),
+    };
     if extracted.session.session_id.is_empty() {
         extracted.session.session_id = job
             .path
@@ -840,6 +847,7 @@ fn read_full(job: &Job) -> Outcome {
         diagnostics: read.diagnostics.len() as u64,
         bytes: bytes_len,
         shape,
+        drift,
     }
 }
 
@@ -852,6 +860,12 @@ fn read_tail(job: &Job, state: &FileState) -> Result<Option<Outcome>, String> {
         Ok(Some(t)) => t,
         Ok(None) => return Ok(None),
         Err(e) => return Err(format!("{}: {e}", job.path.display())),
+    };
+    // Of the lines read only (no layout: a tail may hold unknown records
+    // alone in a file whose start the reader knows).
+    let drift = crate::parsed::FileDrift {
+        version: read.session.meta.agent_version.clone(),
+        items: format.drift(&read),
     };
     let session = read.session;
     let tail_bytes = tail.bytes();
@@ -875,6 +889,7 @@ fn read_tail(job: &Job, state: &FileState) -> Result<Option<Outcome>, String> {
         },
         diagnostics: read.diagnostics.len() as u64,
         bytes: tail_bytes.len() as u64,
+        drift,
     }))
 }
 

@@ -4,7 +4,7 @@
 use crate::error::SqlContext;
 use crate::extract::Extracted;
 use crate::files::FileState;
-use crate::parsed::{Outcome, Parsed};
+use crate::parsed::{FileDrift, Outcome, Parsed};
 use crate::title::listed_title;
 use crate::IndexError;
 use agentlog_model::Counted;
@@ -164,6 +164,60 @@ impl<'c> Writer<'c> {
         self.conn
             .execute("DELETE FROM files WHERE id = ?1", [id])
             .at(self.path)?;
+        self.set_drift(id, None)?;
+        Ok(())
+    }
+
+    /// Stores what the reader did not know in file `id`: replaces what was
+    /// stored (`Some` from a full read, `None` to remove it), or, with
+    /// `add`, adds to it (a read of appended lines).
+    fn set_drift(&mut self, id: i64, drift: Option<&FileDrift>) -> Result<(), IndexError> {
+        self.conn
+            .prepare_cached("DELETE FROM drift WHERE file = ?1")
+            .and_then(|mut s| s.execute([id]))
+            .at(self.path)?;
+        match drift {
+            Some(d) => self.add_drift(id, d),
+            None => Ok(()),
+        }
+    }
+
+    fn add_drift(&mut self, id: i64, d: &FileDrift) -> Result<(), IndexError> {
+        if d.items.is_empty() {
+            return Ok(());
+        }
+        // A read of appended lines of a format that names its version
+        // once (at the start) keeps the version stored.
+        let version: String = match &d.version {
+            Some(v) => v.clone(),
+            None => self
+                .conn
+                .prepare_cached("SELECT version FROM drift WHERE file = ?1 LIMIT 1")
+                .and_then(|mut s| s.query_row([id], |r| r.get(0)).optional())
+                .at(self.path)?
+                .unwrap_or_default(),
+        };
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO drift(file, version, kind, name, count, first_line)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT(file, kind, name) DO UPDATE SET
+                   count = count + excluded.count, version = excluded.version,
+                   first_line = coalesce(first_line, excluded.first_line)",
+            )
+            .at(self.path)?;
+        for i in &d.items {
+            st.execute(params![
+                id,
+                version,
+                i.kind.as_str(),
+                i.name,
+                i.count as i64,
+                i.first_line.map(|l| l as i64)
+            ])
+            .at(self.path)?;
+        }
         Ok(())
     }
 
@@ -243,6 +297,7 @@ impl<'c> Writer<'c> {
                 self.conn
                     .execute("DELETE FROM sessions WHERE id = ?1", [id])
                     .at(self.path)?;
+                self.set_drift(id, None)?;
                 Ok((0, 0, 0, id))
             }
             Outcome::Full {
@@ -252,6 +307,7 @@ impl<'c> Writer<'c> {
                 diagnostics,
                 bytes,
                 shape,
+                drift,
             } => {
                 let old = p.job.state.as_ref().map(|s| s.id);
                 let id =
@@ -272,8 +328,8 @@ impl<'c> Writer<'c> {
                 self.conn
                     .prepare_cached(
                         "INSERT INTO sessions(id, session_id, agent, format, path, project,
-                           title, first_prompt, created_ms, updated_ms)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                           title, first_prompt, created_ms, updated_ms, kind)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                     )
                     .and_then(|mut st| {
                         st.execute(params![
@@ -286,10 +342,12 @@ impl<'c> Writer<'c> {
                             s.title,
                             s.first_prompt,
                             s.created_ms,
-                            s.updated_ms
+                            s.updated_ms,
+                            (!s.kind.is_conversation()).then_some(s.kind.as_str())
                         ])
                     })
                     .at(self.path)?;
+                self.set_drift(id, Some(drift))?;
                 let n = self.insert_docs(
                     id,
                     &s.agent,
@@ -310,10 +368,12 @@ impl<'c> Writer<'c> {
                 state,
                 diagnostics,
                 bytes,
+                drift,
             } => {
                 let id = state.id;
                 self.upsert_file(Some(id), None, &path_text, state, None, *diagnostics)?;
                 self.clear_session(id, *from_line)?;
+                self.add_drift(id, drift)?;
                 let s = &extracted.session;
                 self.conn
                     .prepare_cached(
@@ -661,6 +721,7 @@ mod tests {
                 diagnostics: 0,
                 bytes: 1,
                 shape: None,
+                drift: Default::default(),
             },
         }
     }

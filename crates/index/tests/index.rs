@@ -740,23 +740,21 @@ fn listing(ix: &Index) -> Vec<String> {
     rows
 }
 
-/// The listing index of schema version 8 (which its agentlog makes at
-/// every update).
-const VERSION_8_LISTING_INDEX: &str =
-    "CREATE INDEX sessions_listing ON sessions(coalesce(created_ms, updated_ms) DESC, path,
-       format, agent, session_id, project, messages, updated_ms,
-       substr(title, 1, 256), substr(first_prompt, 1, 256));";
+/// The listing index of schema version 9.
+const VERSION_9_LISTING_INDEX: &str =
+    "CREATE INDEX sessions_listed ON sessions(coalesce(created_ms, updated_ms), path DESC,
+       format, agent, session_id, project, messages, updated_ms, listed, tokens);";
 
-/// Turns the index at `path` back into one of schema version 8: no listed
-/// title or tokens in the catalog, and the listing index of then.
-fn as_version_8(path: &Path) {
+/// Turns the index at `path` back into one of schema version 9: no kind in
+/// the catalog, no drift tables, and the listing index of then.
+fn as_version_9(path: &Path) {
     let c = rusqlite::Connection::open(path).unwrap();
     c.execute_batch(&format!(
         "DROP INDEX sessions_listed;
-         ALTER TABLE sessions DROP COLUMN listed;
-         ALTER TABLE sessions DROP COLUMN tokens;
-         {VERSION_8_LISTING_INDEX}
-         PRAGMA user_version = 8;"
+         ALTER TABLE sessions DROP COLUMN kind;
+         DROP TABLE drift; DROP TABLE drift_said;
+         {VERSION_9_LISTING_INDEX}
+         PRAGMA user_version = 9;"
     ))
     .unwrap();
 }
@@ -773,7 +771,7 @@ fn an_index_of_the_version_before_is_brought_up_to_date_in_place() {
     assert!(want.iter().all(|r| !r.contains("tokens: 0")), "{want:?}");
     let counts = ix.counts().unwrap();
     drop(ix);
-    as_version_8(&path);
+    as_version_9(&path);
     // Opened twice at once: one brings it up to date, the other finds it
     // done.
     let opened: Vec<_> = std::thread::scope(|s| {
@@ -783,8 +781,10 @@ fn an_index_of_the_version_before_is_brought_up_to_date_in_place() {
     });
     for (ix, notice) in &opened {
         assert!(notice.is_none(), "rebuilt: {notice:?}");
+        // Answers as it did meanwhile (every session a conversation).
         assert_eq!(listing(ix), want);
         assert_eq!(ix.counts().unwrap(), counts, "kept, not rebuilt");
+        assert!(ix.drift().unwrap().is_empty());
     }
     drop(opened);
     let aside = std::fs::read_dir(dir.path())
@@ -796,51 +796,32 @@ fn an_index_of_the_version_before_is_brought_up_to_date_in_place() {
         .count();
     assert_eq!(aside, 0);
     let c = rusqlite::Connection::open(&path).unwrap();
-    let (version, old_index): (i64, i64) = c
-        .query_row(
-            "SELECT (SELECT user_version FROM pragma_user_version),
-                    (SELECT count(*) FROM sqlite_schema WHERE name = 'sessions_listing')",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+    let version: i64 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!((version, old_index), (agentlog_index::SCHEMA_VERSION, 0));
+    assert_eq!(version, agentlog_index::SCHEMA_VERSION);
     drop(c);
-    // Updates go on from where the index was.
+    // The next update reads every file again (what a session is and what
+    // its reader did not know come from its file), in place.
     let (mut ix, _) = Index::open(&path).unwrap();
+    let r = ix.update(&found, &mut |_| {}).unwrap();
+    assert_eq!((r.unchanged, r.read_full), (0, 3), "{r:?}");
+    assert_eq!(listing(&ix), want);
     let r = ix.update(&found, &mut |_| {}).unwrap();
     assert_eq!((r.unchanged, r.read_full), (3, 0), "{r:?}");
 
-    // An agentlog of version 8 still running writes sessions without the
-    // new columns and makes its listing index again: the next update (here
-    // a full check with nothing to read) makes the columns again.
-    drop(ix);
-    {
-        let c = rusqlite::Connection::open(&path).unwrap();
-        c.execute_batch(&format!(
-            "UPDATE sessions SET listed = NULL, tokens = 0; {VERSION_8_LISTING_INDEX}"
-        ))
-        .unwrap();
-    }
-    let (mut ix, notice) = Index::open(&path).unwrap();
-    assert!(notice.is_none(), "{notice:?}");
-    assert_ne!(listing(&ix), want);
-    assert!(ix.merge_pending().unwrap());
-    assert_eq!(listing(&ix), want);
-    assert!(!ix.merge_pending().unwrap(), "done once");
-
-    // One that cannot be brought up to date (here: it says version 8 but
-    // has the new columns already) is renamed aside and rebuilt, as any
+    // One that cannot be brought up to date (here: it says version 9 but
+    // has the new column already) is renamed aside and rebuilt, as any
     // unusable index is.
     drop(ix);
     rusqlite::Connection::open(&path)
         .unwrap()
-        .execute_batch("PRAGMA user_version = 8")
+        .execute_batch("PRAGMA user_version = 9")
         .unwrap();
     let (mut ix, notice) = Index::open(&path).unwrap();
     let notice = notice.unwrap();
     assert!(
-        notice.contains("schema version 8, which could not be brought to")
+        notice.contains("schema version 9, which could not be brought to")
             && notice.contains("duplicate column"),
         "{notice}"
     );

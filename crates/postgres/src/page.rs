@@ -59,6 +59,8 @@ impl PgIndex {
         Ok(SessionPage {
             total: total as u64,
             sessions: rows.iter().map(info_of).collect(),
+            // No kind on the server yet: every session is listed.
+            others: 0,
         })
     }
 

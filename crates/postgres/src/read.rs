@@ -28,6 +28,8 @@ pub(crate) fn info_of(r: &postgres::Row) -> SessionInfo {
         assistant_messages: r.get::<_, i64>(13) as u64,
         tool_calls: r.get::<_, i64>(14) as u64,
         tokens: Vec::new(),
+        // The team database keeps no kind yet: every session is listed.
+        kind: Default::default(),
     }
 }
 

@@ -258,6 +258,8 @@ impl PgIndex {
                     snippet: snip.marked(),
                     text: snip.text.clone(),
                     marks: snip.marks.clone(),
+                    // No kind on the server yet.
+                    kind: Default::default(),
                 },
             ));
         }

@@ -86,6 +86,8 @@ pub struct ListQuery {
     pub asc: bool,
     /// Page number from 1.
     pub page: usize,
+    /// Every session: headless runs and subagent transcripts too.
+    pub all: bool,
 }
 
 impl ListQuery {
@@ -116,6 +118,7 @@ impl ListQuery {
             ascending: self.asc,
             offset: self.page.saturating_sub(1) * per_page,
             limit: per_page,
+            conversations_only: !self.all,
         })
     }
 
@@ -135,6 +138,9 @@ impl ListQuery {
         }
         if self.asc {
             u.push_str("&amp;asc=1");
+        }
+        if self.all {
+            u.push_str("&amp;all=1");
         }
         u
     }
@@ -161,6 +167,24 @@ pub fn list_body(
     );
     if let Some(e) = error {
         let _ = write!(s, "<div class=\"banner\">{}</div>", esc(e));
+    }
+    // The user's conversations first; the others a link away.
+    if page.others > 0 {
+        let mut all = q.clone();
+        all.all = true;
+        let _ = write!(
+            s,
+            "<p class=\"dim\" id=\"others\">and {} <a href=\"{}\">show all</a></p>",
+            if page.others == 1 {
+                "1 headless run or subagent transcript:".to_string()
+            } else {
+                format!(
+                    "{} headless runs and subagent transcripts:",
+                    num(page.others)
+                )
+            },
+            all.url(1)
+        );
     }
     s.push_str("<form class=\"filters\" method=\"get\" action=\"/\"><label>agent<select name=\"agent\"><option value=\"\">all</option>");
     for f in agents {
@@ -195,7 +219,7 @@ pub fn list_body(
         };
         let _ = write!(s, "<option{sel}>{k}</option>");
     }
-    let _ = write!(s, "</select></label><label>order<select name=\"asc\"><option value=\"\">descending</option><option value=\"1\"{}>ascending</option></select></label><button type=\"submit\">apply</button></form>", if q.asc { " selected" } else { "" });
+    let _ = write!(s, "</select></label><label>order<select name=\"asc\"><option value=\"\">descending</option><option value=\"1\"{}>ascending</option></select></label><label>show<select name=\"all\"><option value=\"\">conversations</option><option value=\"1\"{}>every session</option></select></label><button type=\"submit\">apply</button></form>", if q.asc { " selected" } else { "" }, if q.all { " selected" } else { "" });
     s.push_str("<div class=\"facets\">");
     for f in agents {
         let _ = write!(

@@ -802,6 +802,8 @@ struct ListArgs {
     #[serde(default)]
     asc: String,
     #[serde(default)]
+    all: String,
+    #[serde(default)]
     page: Option<usize>,
 }
 
@@ -818,6 +820,7 @@ async fn list(State(app): State<Arc<App>>, Query(a): Query<ListArgs>) -> Respons
             sort: a.sort,
             asc: !a.asc.is_empty(),
             page: a.page.unwrap_or(1).max(1),
+            all: !a.all.is_empty(),
         };
         let (params, err) = match q.params(PER_PAGE) {
             Ok(p) => (p, None),

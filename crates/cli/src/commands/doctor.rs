@@ -17,7 +17,10 @@ use std::process::ExitCode;
 /// newlines are added and stale lock files removed. Files a writer holds
 /// are left alone.
 ///
-/// Without PATHs, every session found on this machine is checked.
+/// Without PATHs, every session found on this machine is checked, and
+/// what the index found that agentlog does not know is listed (record
+/// types, fields and layouts of newer agent versions, files it could not
+/// read: the drift `agentlog index` says once).
 /// Exits 1 when a problem remains (errors, or unrepaired torn tails and
 /// stale locks), 0 otherwise.
 #[derive(clap::Args, Debug)]
@@ -85,7 +88,24 @@ fn archive_text(settings: &config::Settings) -> anyhow::Result<String> {
     s.push_str(&retention_text(&agentlog_api::archive::retention(
         settings, &found,
     )));
+    s.push_str(&drift_text(&agentlog_api::drift::report(settings)?));
     Ok(s)
+}
+
+/// What the index found that agentlog does not know (the drift alarm,
+/// told once by `index` and the commands that refresh it), every item.
+fn drift_text(alarms: &[agentlog_api::drift::Alarm]) -> String {
+    let mut s = String::new();
+    for a in alarms {
+        s.push_str(&format!("drift: {}\n", a.message()));
+        for u in a.unreadable.iter().skip(1) {
+            s.push_str(&format!("  unreadable: {}: {}\n", u.path, u.why));
+        }
+    }
+    if !alarms.is_empty() {
+        s.push_str("drift: `agentlog validate --drift` says where each is, by line\n");
+    }
+    s
 }
 
 /// The agent's name for people.

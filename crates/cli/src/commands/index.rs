@@ -15,6 +15,11 @@ use std::time::{Duration, Instant};
 /// files (pi, Claude Code, Codex) are read from where the last run stopped,
 /// rewritten files are read again and deleted ones removed. `search`,
 /// `stats` and `ls` refresh it themselves when that is cheap.
+///
+/// When a file holds record types, fields or a layout agentlog does not
+/// know (an agent's newer version), or cannot be read at all, this (or
+/// the refresh of the next command) says so once, per agent version;
+/// `agentlog doctor` lists it all.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Read every session file again into a new index.
@@ -50,16 +55,17 @@ pub fn cmd_index(args: Args) -> anyhow::Result<ExitCode> {
     }
     let pb = tty.then(|| bar(0));
     let mut kept = None;
-    let (index, report) = refresh::update(&settings, &discovered, args.rebuild, &mut |e| match e {
-        refresh::Event::Progress(p) => show_progress(pb.as_ref(), p),
-        refresh::Event::Replaced { notice } => crate::eprintln_clean!("agentlog: {notice}"),
-        refresh::Event::Archived(k) => {
-            warn_not_kept(k);
-            kept = Some(k.clone());
-        }
-        refresh::Event::Building { .. } => {}
-    })
-    .with_context(|| format!("updating the index at {}", settings.index_path.display()))?;
+    let (mut index, report) =
+        refresh::update(&settings, &discovered, args.rebuild, &mut |e| match e {
+            refresh::Event::Progress(p) => show_progress(pb.as_ref(), p),
+            refresh::Event::Replaced { notice } => crate::eprintln_clean!("agentlog: {notice}"),
+            refresh::Event::Archived(k) => {
+                warn_not_kept(k);
+                kept = Some(k.clone());
+            }
+            refresh::Event::Building { .. } => {}
+        })
+        .with_context(|| format!("updating the index at {}", settings.index_path.display()))?;
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
@@ -71,6 +77,7 @@ pub fn cmd_index(args: Args) -> anyhow::Result<ExitCode> {
         refresh::CHECK_EVERY
     })?;
     print_report(&index, &report, kept.as_ref(), started.elapsed(), args.json)?;
+    crate::fresh::tell_drift(&mut index);
     Ok(if report.failed > 0 {
         ExitCode::from(1)
     } else {

@@ -16,6 +16,11 @@ use std::process::ExitCode;
 /// the roots of ~/.config/agentlog/config.toml, or --root), read in
 /// parallel, and listed with their agent, project, title (or first prompt),
 /// start time, message count and tokens.
+///
+/// Only conversations are listed unless --all is given: headless runs
+/// (`claude -p`, `codex exec`, SDK and CI runs) and subagent transcripts
+/// are counted on a last line instead (each session's `kind` says which in
+/// --json).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Only these agents (repeat or separate with commas), e.g. claude,codex.
@@ -57,6 +62,10 @@ pub struct Args {
     /// archive (they are listed with the others too, marked "deleted").
     #[arg(long)]
     pub deleted: bool,
+    /// List every session: headless runs and subagent transcripts too, not
+    /// only conversations.
+    #[arg(long)]
+    pub all: bool,
     /// Print the sessions as a JSON array.
     #[arg(long)]
     pub json: bool,
@@ -91,6 +100,7 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
         order: ListOrder::Started,
         source,
         deleted_only: args.deleted,
+        all_kinds: args.all,
     };
     // The rows go to the table or the JSON as they are read: a listing of
     // 120,000 sessions never holds them all (making and freeing them was
@@ -153,8 +163,12 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
             json.finish()?;
             return Ok(ExitCode::SUCCESS);
         }
-        Rows::Table(table) if table.is_empty() => {
+        Rows::Table(table) if table.is_empty() && listing.hidden == 0 => {
             out::print(&nothing_found(&listing, &args))?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Rows::Table(table) if table.is_empty() => {
+            out::print(&hidden_line(0, listing.hidden))?;
             return Ok(ExitCode::SUCCESS);
         }
         Rows::Table(table) => {
@@ -168,6 +182,12 @@ pub fn cmd_ls(args: Args) -> anyhow::Result<ExitCode> {
             "agentlog: showing {} of {} sessions (--limit)",
             out::group(shown as u64),
             out::group(listing.matched as u64)
+        );
+    }
+    if listing.hidden > 0 {
+        crate::eprintln_clean!(
+            "agentlog: {}",
+            hidden_line(listing.matched, listing.hidden).trim_end()
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -185,6 +205,23 @@ fn progress_bar() -> Option<indicatif::ProgressBar> {
         b.set_style(style);
     }
     Some(b)
+}
+
+/// The last line of a listing that left sessions out for their kind.
+fn hidden_line(listed: usize, hidden: usize) -> String {
+    let others = if hidden == 1 {
+        "1 headless run or subagent transcript".to_string()
+    } else {
+        format!(
+            "{} headless runs and subagent transcripts",
+            out::group(hidden as u64)
+        )
+    };
+    if listed == 0 {
+        format!("no conversations; {others} (--all lists them)\n")
+    } else {
+        format!("and {others}: --all lists them\n")
+    }
 }
 
 /// Says which filter left nothing to list, and where agentlog looked.
@@ -630,6 +667,7 @@ mod tests {
             messages: 48,
             tokens: 1_363_105,
             deleted: None,
+            kind: agentlog_model::SessionKind::Conversation,
         };
         let hostile = SessionSummary {
             agent: "a\"b\\c".into(),
@@ -645,6 +683,7 @@ mod tests {
             deleted: Some(agentlog_api::list::Deleted {
                 noticed_ms: Some(1_756_425_978_455),
             }),
+            kind: agentlog_model::SessionKind::Subagent,
         };
         let rows = [plain, hostile, SessionSummary::default()];
         for n in 0..=rows.len() {

@@ -18,7 +18,9 @@ use std::process::ExitCode;
 /// path). Message text, thinking, tool names and inputs (commands, paths)
 /// and tool output are searched. Hits are ranked by relevance (BM25) and
 /// recency; each names the session and the entry to open with
-/// `agentlog show SESSION --at ENTRY`.
+/// `agentlog show SESSION --at ENTRY`. Headless runs and subagent
+/// transcripts are searched too (`ls` leaves them out); their hits are
+/// marked [headless] or [subagent].
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The words to look for.
@@ -137,11 +139,15 @@ fn render(hits: &[Hit], matches: Option<Matches>, color: bool) -> String {
                     .unwrap_or_default()
             })
             .unwrap_or_default();
-        let field = if h.field == "text" {
+        let mut field = if h.field == "text" {
             String::new()
         } else {
             format!(" [{}]", h.field)
         };
+        // Every kind is searched; a hit outside a conversation says so.
+        if !h.kind.is_conversation() {
+            field.push_str(&format!(" [{}]", h.kind.as_str()));
+        }
         s.push_str(&format!(
             "{bold}{}{reset} --at {bold}{}{reset}  {dim}{} {} {} {}{field}{reset}\n",
             sanitize_line(&h.session_id),

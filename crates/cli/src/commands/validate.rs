@@ -94,10 +94,7 @@ fn print_drift(
             g.items.len()
         ));
         for i in &g.items {
-            let what = match i.drift.kind {
-                agentlog_formats::drift::DriftKind::RecordType => "record type",
-                agentlog_formats::drift::DriftKind::Field => "field",
-            };
+            let what = i.drift.kind.words();
             let line = i
                 .drift
                 .first_line

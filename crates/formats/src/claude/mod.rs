@@ -157,6 +157,14 @@ impl Format for ClaudeFormat {
         validate::validate(path)
     }
 
+    fn drift(&self, read: &Read) -> Vec<crate::drift::Drift> {
+        read::drift(read)
+    }
+
+    fn session_kind(&self, path: &Path, session: &Session) -> agentlog_model::SessionKind {
+        read::session_kind(path, session)
+    }
+
     fn resume_plan(&self, session: &Session, env: &DiscoverEnv) -> Result<ResumePlan, FormatError> {
         let cwd = session.meta.cwd.clone().ok_or_else(|| {
             FormatError::invalid(

@@ -1199,6 +1199,59 @@ fn strip_ide(t: &str) -> String {
     out
 }
 
+/// The drift report of a Claude Code transcript: the records kept as
+/// unknown, and the fields of its `user`, `assistant` and `system`
+/// records beyond those real files hold ([`wire::KNOWN_FIELDS`]).
+pub(super) fn drift(read: &crate::Read) -> Vec<crate::drift::Drift> {
+    let mut t = crate::drift::Tally::default();
+    crate::drift::unknown_records(read, &mut t);
+    for e in &read.session.entries {
+        let EntryKind::Message(m) = &e.kind else {
+            continue;
+        };
+        let typ = match m.role {
+            Role::Assistant => "assistant",
+            Role::System => "system",
+            _ => "user",
+        };
+        if let Some((_, known)) = wire::KNOWN_FIELDS.iter().find(|(k, _)| *k == typ) {
+            t.fields(typ, e.extra.keys(), known, e.line);
+        }
+    }
+    t.into_items()
+}
+
+/// What a Claude Code transcript is: a subagent's when Claude Code filed
+/// it as one (`subagents/agent-<id>.jsonl` from 2.1, `agent-<id>.jsonl`
+/// beside the sessions in 2.0) or when every message is a sidechain's; a
+/// headless run when its records say it came in through the SDK
+/// (`entrypoint` `sdk-cli` is what `claude -p` writes, `sdk-ts` and
+/// `sdk-py` the Agent SDK's); else a conversation.
+pub(super) fn session_kind(path: &Path, session: &Session) -> agentlog_model::SessionKind {
+    use agentlog_model::SessionKind;
+    let in_subagents = path
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == "subagents");
+    let agent_file = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| s.starts_with("agent-"));
+    let messages: Vec<&Message> = session.entries.iter().filter_map(|e| e.message()).collect();
+    if in_subagents || agent_file || (!messages.is_empty() && messages.iter().all(|m| m.sidechain))
+    {
+        return SessionKind::Subagent;
+    }
+    let entrypoint = session
+        .entries
+        .iter()
+        .find_map(|e| e.extra.get("entrypoint").and_then(Value::as_str));
+    match entrypoint {
+        Some(p) if p.starts_with("sdk-") => SessionKind::Headless,
+        _ => SessionKind::Conversation,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

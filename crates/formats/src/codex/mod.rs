@@ -167,6 +167,14 @@ impl Format for CodexFormat {
         validate::validate(path)
     }
 
+    fn drift(&self, read: &Read) -> Vec<crate::drift::Drift> {
+        read::drift(read)
+    }
+
+    fn session_kind(&self, _path: &Path, session: &Session) -> agentlog_model::SessionKind {
+        read::session_kind(session)
+    }
+
     /// Returns `<CODEX_HOME or ~/.codex>/sessions/YYYY/MM/DD/rollout-<local
     /// time>-<uuid>.jsonl` (the session's start in local time, as Codex names
     /// its files) and `cd <cwd> && codex resume <uuid>`.

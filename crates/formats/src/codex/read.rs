@@ -734,6 +734,59 @@ fn env_cwd(msg: &Message) -> Option<String> {
     Some(text[start..end].trim().to_string())
 }
 
+/// The drift report of a Codex rollout: the records kept as unknown, line
+/// types beyond [`super::wire::KNOWN_ENVELOPES`] and response items beyond
+/// [`super::wire::KNOWN_RESPONSE_ITEMS`] (`event_msg` types are not counted: Codex
+/// adds them often, and each repeats a response item or says how the run
+/// went; they are kept as events either way).
+pub(super) fn drift(read: &Read) -> Vec<crate::drift::Drift> {
+    use crate::drift::{DriftKind, Tally};
+    let mut t = Tally::default();
+    crate::drift::unknown_records(read, &mut t);
+    for e in &read.session.entries {
+        let EntryKind::Event {
+            source, event_type, ..
+        } = &e.kind
+        else {
+            continue;
+        };
+        if source == "state" {
+            continue;
+        }
+        if !super::wire::KNOWN_ENVELOPES.contains(&source.as_str()) {
+            t.add(DriftKind::RecordType, source, e.line);
+        } else if source == "response_item"
+            && event_type != source
+            && !super::wire::KNOWN_RESPONSE_ITEMS.contains(&event_type.as_str())
+        {
+            t.add(
+                DriftKind::RecordType,
+                &format!("response_item.{event_type}"),
+                e.line,
+            );
+        }
+    }
+    t.into_items()
+}
+
+/// What a Codex rollout is, from its `session_meta`: a subagent's when its
+/// `source` names the thread that spawned it (`{"subagent": …}`), a
+/// headless run when it came from `codex exec` (`source` `exec`, as 0.169
+/// writes it, or originator `codex_exec`), else a conversation.
+pub(super) fn session_kind(session: &Session) -> agentlog_model::SessionKind {
+    use agentlog_model::SessionKind;
+    let extra = &session.meta.extra;
+    match extra.get("source") {
+        Some(Value::Object(o)) if o.contains_key("subagent") => return SessionKind::Subagent,
+        Some(Value::String(s)) if s == "exec" => return SessionKind::Headless,
+        _ => {}
+    }
+    if extra.get("originator").and_then(Value::as_str) == Some("codex_exec") {
+        return SessionKind::Headless;
+    }
+    SessionKind::Conversation
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

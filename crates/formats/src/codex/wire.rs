@@ -637,3 +637,36 @@ fn split_items(msg: &Message, native: bool) -> Vec<Item> {
     flush(&mut run, run_kind, &mut out);
     out
 }
+
+/// The line types (`type` of the `{timestamp, type, payload}` envelope)
+/// real Codex rollouts hold, 0.1 to 0.169: another is what the drift
+/// report names.
+pub(super) const KNOWN_ENVELOPES: &[&str] = &[
+    "session_meta",
+    "turn_context",
+    "response_item",
+    "event_msg",
+    "compacted",
+    "world_state",
+    "inter_agent_communication_metadata",
+    "token_usage_record",
+];
+
+/// The `response_item` payload types of real rollouts (the conversation
+/// itself: a new one may hold what a reader should show).
+pub(super) const KNOWN_RESPONSE_ITEMS: &[&str] = &[
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "local_shell_call",
+    "web_search_call",
+    "ghost_snapshot",
+    "image_generation_call",
+    "tool_search_call",
+    "tool_search_output",
+    "agent_message",
+    "compaction",
+];

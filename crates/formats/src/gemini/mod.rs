@@ -360,6 +360,14 @@ impl Format for GeminiFormat {
         without_header_only_siblings(files)
     }
 
+    fn drift(&self, read: &Read) -> Vec<crate::drift::Drift> {
+        read::drift(read)
+    }
+
+    fn session_kind(&self, _path: &Path, session: &Session) -> agentlog_model::SessionKind {
+        read::session_kind(session)
+    }
+
     fn validate(&self, path: &Path) -> Result<Vec<crate::Diagnostic>, FormatError> {
         validate::validate(path)
     }

@@ -541,3 +541,43 @@ fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Read, FormatError> {
         diagnostics: diags,
     })
 }
+
+/// The drift report of a Gemini CLI chat: the records kept as unknown,
+/// header fields beyond [`super::wire::KNOWN_HEADER`], and a document
+/// without the `messages` array every chat had (a new layout).
+pub(super) fn drift(read: &Read) -> Vec<crate::drift::Drift> {
+    use crate::drift::{DriftKind, Tally};
+    let mut t = Tally::default();
+    crate::drift::unknown_records(read, &mut t);
+    let extra = &read.session.meta.extra;
+    if extra.contains_key(NO_MESSAGES) {
+        t.add(DriftKind::Layout, crate::drift::LAYOUT, None);
+    }
+    t.fields("session", extra.keys(), super::wire::KNOWN_HEADER, None);
+    // A JSONL chat's header lines, kept as `metadata` events.
+    for e in &read.session.entries {
+        if let EntryKind::Event {
+            event_type,
+            payload: Value::Object(o),
+            ..
+        } = &e.kind
+        {
+            if event_type == "metadata" {
+                t.fields("session", o.keys(), super::wire::KNOWN_HEADER, e.line);
+            }
+        }
+    }
+    t.into_items()
+}
+
+/// What a Gemini CLI chat is: a subagent's when its header says
+/// `kind: "subagent"` (as 0.61 writes for `chats/<parent>/<id>.jsonl`),
+/// else a conversation (a `gemini -p` run writes nothing that tells it
+/// apart).
+pub(super) fn session_kind(session: &Session) -> agentlog_model::SessionKind {
+    if session.meta.extra.get("kind").and_then(Value::as_str) == Some("subagent") {
+        agentlog_model::SessionKind::Subagent
+    } else {
+        agentlog_model::SessionKind::Conversation
+    }
+}

@@ -518,3 +518,18 @@ pub(super) fn drop_repeated_results(session: &mut agentlog_model::Session) {
         }
     }
 }
+
+/// The fields of a Gemini CLI chat's header (the legacy JSON document's
+/// top level, or the first line of a JSONL chat), as real chats of
+/// 2025-10 to 0.61 hold them: another is what the drift report names.
+pub(super) const KNOWN_HEADER: &[&str] = &[
+    "sessionId",
+    "projectHash",
+    "startTime",
+    "lastUpdated",
+    "messages",
+    "summary",
+    "directories",
+    "kind",
+    "memoryScratchpad",
+];
