@@ -22,6 +22,9 @@ bash "$(dirname "$0")/install-ccusage.sh" >/dev/null || echo "warning: ccusage c
 # Code CLI and OpenHands 0.x and 1.x with Python 3.13) for crates/harness/tests/more_agents.rs.
 bash scripts/install-more-agent-clis.sh copilot opencode kilo qwen droid continue cline aider vibe vibe2 kimi openhands openhands1 >/dev/null \
   || echo "warning: some of the further agent CLIs could not be installed; their harness tests fail in CI and skip elsewhere" >&2
+# Harbor (PyPI, on the Python 3.13 above) whose models validate the ATIF
+# trajectories agentlog writes, for crates/cli/tests/atif.rs.
+bash "$(dirname "$0")/install-harbor.sh" >/dev/null || echo "warning: Harbor could not be installed; the ATIF validation test will fail under CI" >&2
 # PostgreSQL for the team backend's tests (they start their own throwaway server).
 bash "$(dirname "$0")/postgres.sh" install || echo "warning: could not install PostgreSQL; its tests will be skipped (or fail with CI set)" >&2
 exit 0

@@ -81,3 +81,35 @@ pub fn export(session: &Session, to: &str) -> Result<Exported, ApiError> {
         fidelity: Some(fidelity),
     })
 }
+
+/// The sessions an ATIF export of the session at `path` (read as `from`)
+/// embeds as subagent trajectories: the subagent transcripts kept beside
+/// it (Claude Code's `subagents/agent-*.jsonl`), each read whole. A
+/// transcript that cannot be read is left out.
+pub fn subagents(path: &std::path::Path, from: &str) -> Vec<Session> {
+    if from != "claude" {
+        return Vec::new();
+    }
+    agentlog_formats::claude::read_subagents(path)
+        .into_iter()
+        .filter_map(|(_, r)| r.ok().map(|r| r.session))
+        .collect()
+}
+
+/// [`export`], with `subagents` (see [`subagents`]) embedded when `to` is
+/// `atif`, referred to from the results of the calls that started them.
+pub fn export_with(
+    session: &Session,
+    subagents: &[Session],
+    to: &str,
+) -> Result<Exported, ApiError> {
+    if to != "atif" || subagents.is_empty() {
+        return export(session, to);
+    }
+    let mut bytes = Vec::new();
+    let fidelity = agentlog_formats::atif::write_with_subagents(session, subagents, &mut bytes)?;
+    Ok(Exported {
+        written: Written::File(bytes),
+        fidelity: Some(fidelity),
+    })
+}

@@ -74,7 +74,16 @@ pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
             writable()
         );
     }
-    let (mut written, fidelity) = target.write_session(&read.session)?;
+    // A trajectory embeds the subagents the session started.
+    let mut subagents = match target.name() {
+        "atif" => agentlog_api::export::subagents(&path, format.name()),
+        _ => Vec::new(),
+    };
+    for s in &mut subagents {
+        crate::redact::apply(s, args.redact, args.json)?;
+    }
+    let exported = agentlog_api::export::export_with(&read.session, &subagents, target.name())?;
+    let (mut written, fidelity) = (exported.written, exported.fidelity.unwrap_or_default());
     if args.strict && !fidelity.is_lossless() {
         crate::eprint_clean!("{fidelity}");
         anyhow::bail!(

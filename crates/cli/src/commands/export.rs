@@ -80,22 +80,31 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
         return super::export_html::cmd_export_html(&args, Some((&session_arg, from.as_deref())));
     }
     load::small_heap(&session_arg);
-    let (_path, _format, read) = load::read_which(&session_arg, from.as_deref(), &args.which)?;
+    let (path, format, read) = load::read_which(&session_arg, from.as_deref(), &args.which)?;
     for d in &read.diagnostics {
         crate::eprintln_clean!("{d}");
     }
     let mut session = read.session;
     crate::redact::apply(&mut session, args.redact, false)?;
-    let exported = agentlog_api::export::export(&session, &args.to).map_err(|e| match e {
-        // This command writes HTML too (agentlog-web's).
-        agentlog_api::ApiError::UnknownFormat { name, .. } => {
-            agentlog_api::ApiError::UnknownFormat {
-                name,
-                known: agentlog_api::export::targets(&["html"]),
+    // A trajectory embeds the subagents the session started.
+    let mut subagents = match args.to.as_str() {
+        "atif" => agentlog_api::export::subagents(&path, format.name()),
+        _ => Vec::new(),
+    };
+    for s in &mut subagents {
+        crate::redact::apply(s, args.redact, false)?;
+    }
+    let exported =
+        agentlog_api::export::export_with(&session, &subagents, &args.to).map_err(|e| match e {
+            // This command writes HTML too (agentlog-web's).
+            agentlog_api::ApiError::UnknownFormat { name, .. } => {
+                agentlog_api::ApiError::UnknownFormat {
+                    name,
+                    known: agentlog_api::export::targets(&["html"]),
+                }
             }
-        }
-        e => e,
-    })?;
+            e => e,
+        })?;
     write_written(
         args.output.as_deref(),
         args.force,

@@ -86,11 +86,17 @@ fn trajectory(
     let branch = session.active_branch();
     let on_branch: std::collections::HashSet<&str> = branch.iter().map(|e| e.id.as_str()).collect();
     for e in &session.entries {
-        if !on_branch.contains(e.id.as_str()) {
-            steps.fidelity.lost(
-                "entries on branches other than the one the session is on (ATIF holds one line of steps)",
+        if on_branch.contains(e.id.as_str()) {
+            continue;
+        }
+        match &e.kind {
+            EntryKind::Message(_) => steps.fidelity.lost(
+                "messages on branches other than the one the session is on (ATIF holds one line of steps)",
                 Some(&e.id),
-            );
+            ),
+            other => steps
+                .fidelity
+                .lost(format!("entry kind {}", other.name()), Some(&e.id)),
         }
     }
     for e in &branch {
@@ -262,7 +268,7 @@ fn agent(session: &Session, fidelity: &mut Fidelity) -> Map<String, Value> {
             a = kept.clone();
         }
     } else {
-        a.insert("name".into(), meta.agent.as_str().into());
+        a.insert("name".into(), agent_name(&meta.agent).into());
     }
     match &meta.agent_version {
         Some(v) => {
@@ -290,6 +296,19 @@ fn agent(session: &Session, fidelity: &mut Fidelity) -> Map<String, Value> {
         a.insert("model_name".into(), m.into());
     }
     a
+}
+
+/// The agent's name as Harbor names the agents it runs (`claude-code`,
+/// `gemini-cli`, …), else agentlog's.
+fn agent_name(agent: &agentlog_model::Agent) -> &str {
+    match agent.as_str() {
+        "claude" => "claude-code",
+        "gemini" => "gemini-cli",
+        "cursor" => "cursor-cli",
+        "copilot" => "copilot-cli",
+        "qwen" => "qwen-code",
+        other => other,
+    }
 }
 
 /// The steps being written.
