@@ -205,7 +205,7 @@ fn step_entries(path: &Path, n: u64, step: Value, diagnostics: &mut Vec<Diagnost
         }
         None => return verbatim(Value::Object(s), "no source", diagnostics),
     };
-    let Some(content) = s.get("message").and_then(|m| parts(m)) else {
+    let Some(content) = s.get("message").and_then(parts) else {
         return verbatim(
             Value::Object(s),
             "a message that is neither text nor content parts",

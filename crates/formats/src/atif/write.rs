@@ -77,8 +77,10 @@ fn trajectory(
             (aid, (s, embedded_id(s, i)))
         })
         .collect();
+    let counted = counted(session);
     let mut steps = Steps {
         atif,
+        counted: &counted,
         steps: Vec::new(),
         pending: None,
         fidelity,
@@ -127,14 +129,7 @@ fn trajectory(
         s.insert("message".into(), "".into());
         list.push(s);
     }
-    let step_usage = list
-        .iter()
-        .filter_map(|s| s.get("metrics").and_then(Value::as_object))
-        .map(wire::usage_of)
-        .fold(Usage::default(), |mut a, u| {
-            a.add(&u);
-            a
-        });
+    let off_branch_tokens = counted.keys().any(|id| !on_branch.contains(id));
     let n_steps = list.len();
     let steps_value: Vec<Value> = list
         .into_iter()
@@ -155,12 +150,15 @@ fn trajectory(
             }
         }
     } else {
-        let total = session.total_usage();
+        let total = counted.values().fold(Usage::default(), |mut a, u| {
+            a.add(u);
+            a
+        });
         root.insert(
             "final_metrics".into(),
             Value::Object(final_metrics(&total, n_steps, subagents)),
         );
-        if !wire::same_counts(&total, &step_usage) {
+        if off_branch_tokens {
             root.insert(
                 "notes".into(),
                 "final_metrics count every model response of the session, also those on branches other than the one these steps follow"
@@ -208,6 +206,30 @@ fn trajectory(
     Value::Object(root)
 }
 
+/// The usage of each model response of `session`, by entry id, each
+/// response once as `agentlog stats` counts it: an entry repeating the
+/// response id of an earlier one (an answer the agent wrote over several
+/// records, each with the response's usage) is not counted again.
+fn counted(session: &Session) -> HashMap<&str, &Usage> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = HashMap::new();
+    for e in &session.entries {
+        let Some(u) = e.response_usage() else {
+            continue;
+        };
+        let id = match &e.kind {
+            EntryKind::Message(m) => m.id.as_deref(),
+            EntryKind::LlmResponse { output, .. } => output.get("id").and_then(Value::as_str),
+            _ => None,
+        };
+        if id.is_some_and(|id| !seen.insert(id)) {
+            continue;
+        }
+        out.insert(e.id.as_str(), u);
+    }
+    out
+}
+
 /// The `trajectory_id` of the `i`th subagent: its agent id, else its
 /// session id, made unique by its place.
 fn embedded_id(s: &Session, i: usize) -> String {
@@ -233,7 +255,12 @@ fn final_metrics(total: &Usage, steps: usize, subagents: &[Session]) -> Map<Stri
     f.insert("total_cached_tokens".into(), total.cache_read.into());
     let sub_cost: Option<f64> = subagents
         .iter()
-        .filter_map(|s| s.total_usage().cost_usd)
+        .filter_map(|s| {
+            counted(s)
+                .values()
+                .filter_map(|u| u.cost_usd)
+                .reduce(|a, b| a + b)
+        })
         .reduce(|a, b| a + b);
     let cost = match (total.cost_usd, sub_cost) {
         (Some(a), Some(b)) => Some(a + b),
@@ -314,6 +341,9 @@ fn agent_name(agent: &agentlog_model::Agent) -> &str {
 /// The steps being written.
 struct Steps<'f> {
     atif: bool,
+    /// The usage of each entry that records a model response, counted once
+    /// ([`counted`]).
+    counted: &'f HashMap<&'f str, &'f Usage>,
     steps: Vec<Map<String, Value>>,
     /// Token usage of entries that are not agent steps (recorded LLM
     /// responses), for the next agent step, and how many responses.
@@ -326,7 +356,7 @@ impl Steps<'_> {
     /// subagent embedded under that reference.
     fn entry(&mut self, e: &Entry, refs: &[(String, Value)]) {
         let id = e.id.as_str();
-        if let Some(u) = e.response_usage() {
+        if let Some(u) = self.counted.get(e.id.as_str()).copied() {
             let is_answer = matches!(&e.kind, EntryKind::Message(m) if m.role == Role::Assistant);
             if !is_answer {
                 self.add_pending(u);
@@ -737,7 +767,7 @@ impl Steps<'_> {
         if !calls.is_empty() {
             s.insert("tool_calls".into(), Value::Array(calls));
         }
-        let own = e.response_usage().cloned();
+        let own = self.counted.get(e.id.as_str()).map(|u| (*u).clone());
         let mut calls_n = u64::from(own.is_some());
         let mut usage = own.clone();
         if let Some((p, n)) = self.pending.take() {
@@ -794,8 +824,7 @@ impl Steps<'_> {
         if results.is_empty() && self.atif {
             // An observation with no results.
             if let Some(s) = self.steps.last_mut() {
-                s.entry("observation")
-                    .or_insert_with(|| empty_observation());
+                s.entry("observation").or_insert_with(empty_observation);
             }
             return;
         }
