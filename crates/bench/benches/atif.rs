@@ -36,7 +36,15 @@ fn target_dir() -> PathBuf {
 fn agentlog() -> PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
-        .args(["build", "--release", "--quiet", "-p", "agentlog", "--bin", "agentlog"])
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "-p",
+            "agentlog",
+            "--bin",
+            "agentlog",
+        ])
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .status()
         .unwrap_or_else(|e| die("building agentlog", e));
@@ -148,9 +156,16 @@ fn main() {
         dir.display()
     );
     println!("load average before: {}", load());
-    let (mut wall, mut cpu, mut written) = ([Vec::new(), Vec::new()], [Vec::new(), Vec::new()], [0u64; 2]);
+    let (mut wall, mut cpu, mut written) = (
+        [Vec::new(), Vec::new()],
+        [Vec::new(), Vec::new()],
+        [0u64; 2],
+    );
     for round in 0..rounds {
-        for (k, (w, c, b)) in export_all(&bin, &files, &out, round).into_iter().enumerate() {
+        for (k, (w, c, b)) in export_all(&bin, &files, &out, round)
+            .into_iter()
+            .enumerate()
+        {
             wall[k].push(w);
             cpu[k].push(c);
             written[k] = b;
@@ -159,7 +174,10 @@ fn main() {
     let [wa, wm] = wall.map(median);
     let [ca, cm] = cpu.map(median);
     let mb = bytes as f64 / 1e6;
-    for (name, w, c, b) in [("atif", wa, ca, written[0]), ("markdown", wm, cm, written[1])] {
+    for (name, w, c, b) in [
+        ("atif", wa, ca, written[0]),
+        ("markdown", wm, cm, written[1]),
+    ] {
         println!(
             "export --to {name}: {w:.1} s wall ({:.1} MB/s), {c:.1} s CPU ({:.1} MB/s), {:.1} MB written",
             mb / w,

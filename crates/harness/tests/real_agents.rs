@@ -145,9 +145,9 @@ fn check_subagent(sandbox: &Sandbox, file: &Path) {
 
 /// The real session that ran a subagent, exported with `agentlog export
 /// --to atif`, is a trajectory Harbor's own validator and model accept
-/// (`scripts/install-harbor.sh`; with `CI` set a missing Harbor fails), and
-/// Claude Code's keeps its subagent embedded (referred to from the call's
-/// result when the session names the subagent it started).
+/// (`scripts/install-harbor.sh`; with `CI` set a missing Harbor fails),
+/// with its subagent embedded (and for Claude Code referred to from the
+/// call's result when the session names the subagent it started).
 fn check_atif(sandbox: &Sandbox, file: &Path) {
     let agent = sandbox.agent;
     let out = std::process::Command::new("bash")
@@ -192,9 +192,13 @@ print(json.dumps({"errors": [], "subagents": [s.trajectory_id for s in (t.subage
         serde_json::json!([]),
         "{agent}: Harbor rejects the trajectory"
     );
+    // Each agent's subagent, from the file it left beside the session.
+    let subs = v["subagents"].as_array().unwrap();
+    assert!(
+        !subs.is_empty(),
+        "{agent}: the subagent is not embedded: {v}"
+    );
     if agent == "claude" {
-        let subs = v["subagents"].as_array().unwrap();
-        assert!(!subs.is_empty(), "claude: the subagent is not embedded");
         let named = read_session(sandbox, file)
             .entries
             .iter()

@@ -76,7 +76,7 @@ pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
     }
     // A trajectory embeds the subagents the session started.
     let mut subagents = match target.name() {
-        "atif" => agentlog_api::export::subagents(&path, format.name()),
+        "atif" => agentlog_api::export::subagents(&read.session, &path, format.name()),
         _ => Vec::new(),
     };
     for s in &mut subagents {

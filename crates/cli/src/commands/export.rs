@@ -88,7 +88,7 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
     crate::redact::apply(&mut session, args.redact, false)?;
     // A trajectory embeds the subagents the session started.
     let mut subagents = match args.to.as_str() {
-        "atif" => agentlog_api::export::subagents(&path, format.name()),
+        "atif" => agentlog_api::export::subagents(&session, &path, format.name()),
         _ => Vec::new(),
     };
     for s in &mut subagents {
