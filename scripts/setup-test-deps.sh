@@ -25,6 +25,9 @@ bash scripts/install-more-agent-clis.sh copilot opencode kilo qwen droid continu
 # Arize Phoenix and opentelemetry-proto (Python, in target/phoenix/venv) for
 # the OTLP trace tests (crates/cli/tests/otel.rs).
 bash "$(dirname "$0")/install-phoenix.sh" >/dev/null || echo "warning: Arize Phoenix could not be installed; the trace tests will be skipped (or fail with CI set)" >&2
+# Harbor (PyPI, on the Python 3.13 above) whose models validate the ATIF
+# trajectories agentlog writes, for crates/cli/tests/atif.rs.
+bash "$(dirname "$0")/install-harbor.sh" >/dev/null || echo "warning: Harbor could not be installed; the ATIF validation test will fail under CI" >&2
 # PostgreSQL for the team backend's tests (they start their own throwaway server).
 bash "$(dirname "$0")/postgres.sh" install || echo "warning: could not install PostgreSQL; its tests will be skipped (or fail with CI set)" >&2
 exit 0

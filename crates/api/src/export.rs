@@ -90,3 +90,84 @@ pub fn export(session: &Session, to: &str) -> Result<Exported, ApiError> {
         fidelity: Some(fidelity),
     })
 }
+
+/// The sessions an ATIF export of `session`, read from `path` as `from`,
+/// embeds as subagent trajectories: the transcripts its subagents left
+/// beside it, each read whole: Claude Code's `subagents/agent-*.jsonl`,
+/// Gemini CLI's chats in the folder named by the session id beside it,
+/// and the Codex rollouts in the same folder that name the session as
+/// their parent thread. A transcript that cannot be read is left out.
+pub fn subagents(session: &Session, path: &std::path::Path, from: &str) -> Vec<Session> {
+    let read_all = |format: &dyn agentlog_formats::Format, files: Vec<std::path::PathBuf>| {
+        files
+            .into_iter()
+            .filter_map(|f| format.read_path(&f).ok().map(|r| r.session))
+            .filter(|s| s.meta.id != session.meta.id)
+            .collect::<Vec<_>>()
+    };
+    let in_dir = |dir: &std::path::Path| -> Vec<std::path::PathBuf> {
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "jsonl" || x == "json"))
+            .collect();
+        files.sort();
+        files
+    };
+    match from {
+        "claude" => agentlog_formats::claude::read_subagents(path)
+            .into_iter()
+            .filter_map(|(_, r)| r.ok().map(|r| r.session))
+            .collect(),
+        "gemini" => match (path.parent(), agentlog_formats::registry::by_name("gemini")) {
+            (Some(dir), Some(f)) => read_all(f, in_dir(&dir.join(&session.meta.id))),
+            _ => Vec::new(),
+        },
+        "codex" => {
+            let (Some(dir), Some(f)) =
+                (path.parent(), agentlog_formats::registry::by_name("codex"))
+            else {
+                return Vec::new();
+            };
+            // Only files whose first record names the parent are read.
+            let needle = format!("\"parent_thread_id\":\"{}\"", session.meta.id);
+            let named = in_dir(dir)
+                .into_iter()
+                .filter(|p| p != path)
+                .filter(|p| {
+                    agentlog_formats::registry::read_head(p).is_ok_and(|h| {
+                        String::from_utf8_lossy(&h)
+                            .lines()
+                            .next()
+                            .is_some_and(|l| l.contains(&needle))
+                    })
+                })
+                .collect();
+            read_all(f, named)
+                .into_iter()
+                .filter(|s| s.meta.parent_session.as_deref() == Some(session.meta.id.as_str()))
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// [`export`], with `subagents` (see [`subagents`]) embedded when `to` is
+/// `atif`, referred to from the results of the calls that started them.
+pub fn export_with(
+    session: &Session,
+    subagents: &[Session],
+    to: &str,
+) -> Result<Exported, ApiError> {
+    if to != "atif" || subagents.is_empty() {
+        return export(session, to);
+    }
+    let mut bytes = Vec::new();
+    let fidelity = agentlog_formats::atif::write_with_subagents(session, subagents, &mut bytes)?;
+    Ok(Exported {
+        written: Written::File(bytes),
+        fidelity: Some(fidelity),
+    })
+}

@@ -51,6 +51,7 @@ pub(crate) mod sqlite;
 pub mod acpx;
 pub mod aider;
 pub mod amp;
+pub mod atif;
 pub mod claude;
 pub mod cline;
 pub mod codelia;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// Every format, in the order detection prefers them on a tie.
 pub fn all() -> &'static [&'static dyn Format] {
-    static ALL: [&dyn Format; 23] = [
+    static ALL: [&dyn Format; 24] = [
         &crate::pi::FORMAT,
         &crate::claude::FORMAT,
         &crate::codex::FORMAT,
@@ -30,6 +30,7 @@ pub fn all() -> &'static [&'static dyn Format] {
         &crate::jido::FORMAT,
         &crate::specstory::FORMAT,
         &crate::acpx::FORMAT,
+        &crate::atif::FORMAT,
         &crate::json::FORMAT,
     ];
     &ALL

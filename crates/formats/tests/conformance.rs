@@ -116,6 +116,7 @@ const SAMPLES: &[(&str, &[&str])] = &[
         "amp",
         &["crates/formats/tests/fixtures/amp/export-0.0.1785170481"],
     ),
+    ("atif", &["crates/formats/tests/fixtures/atif/harbor-0.25.0/jobs"]),
 ];
 
 /// Formats whose writer gives back a file it read as the same JSON values,
@@ -137,6 +138,7 @@ const EXACT_ROUND_TRIP: &[&str] = &[
     "continue",
     "cline",
     "openhands",
+    "atif",
 ];
 
 fn workspace() -> PathBuf {

@@ -140,6 +140,77 @@ fn check_subagent(sandbox: &Sandbox, file: &Path) {
         ],
         &format!("the {agent} session that ran a subagent"),
     );
+    check_atif(sandbox, file);
+}
+
+/// The real session that ran a subagent, exported with `agentlog export
+/// --to atif`, is a trajectory Harbor's own validator and model accept
+/// (`scripts/install-harbor.sh`; with `CI` set a missing Harbor fails),
+/// with its subagent embedded (and for Claude Code referred to from the
+/// call's result when the session names the subagent it started).
+fn check_atif(sandbox: &Sandbox, file: &Path) {
+    let agent = sandbox.agent;
+    let out = std::process::Command::new("bash")
+        .arg(repo().join("scripts/install-harbor.sh"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    let Some(python) = out.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()) else {
+        missing("Harbor (scripts/install-harbor.sh)");
+    };
+    let trajectory = sandbox.home.join("trajectory.json");
+    let t = trajectory.to_string_lossy().into_owned();
+    agentlog(
+        sandbox,
+        &["export", &file.to_string_lossy(), "--to", "atif", "-o", &t],
+    );
+    let script = r#"
+import json, os, sys
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+from pathlib import Path
+from harbor.models.trajectories import Trajectory
+from harbor.utils.trajectory_validator import TrajectoryValidator
+v = TrajectoryValidator()
+if not v.validate(Path(sys.argv[1])):
+    print(json.dumps({"errors": v.get_errors()})); sys.exit(0)
+t = Trajectory.model_validate_json(Path(sys.argv[1]).read_text())
+refs = [r.trajectory_id for s in t.steps if s.observation for o in s.observation.results for r in (o.subagent_trajectory_ref or [])]
+print(json.dumps({"errors": [], "subagents": [s.trajectory_id for s in (t.subagent_trajectories or [])], "refs": refs}))
+"#;
+    let o = std::process::Command::new(&python)
+        .args(["-c", script, &t])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{agent}: Harbor did not run: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["errors"],
+        serde_json::json!([]),
+        "{agent}: Harbor rejects the trajectory"
+    );
+    // Each agent's subagent, from the file it left beside the session.
+    let subs = v["subagents"].as_array().unwrap();
+    assert!(
+        !subs.is_empty(),
+        "{agent}: the subagent is not embedded: {v}"
+    );
+    if agent == "claude" {
+        let named = read_session(sandbox, file)
+            .entries
+            .iter()
+            .any(|e| !e.subagent_calls().is_empty());
+        if named {
+            let refs = v["refs"].as_array().unwrap();
+            assert!(
+                refs.iter().any(|r| subs.contains(r)),
+                "claude: no result refers to the embedded subagent: {v}"
+            );
+        }
+    }
 }
 
 /// Where the agent keeps the file of the subagent the session `file` (whose

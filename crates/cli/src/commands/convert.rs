@@ -89,7 +89,16 @@ pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
             writable()
         );
     }
-    let (mut written, fidelity) = target.write_session(&read.session)?;
+    // A trajectory embeds the subagents the session started.
+    let mut subagents = match target.name() {
+        "atif" => agentlog_api::export::subagents(&read.session, &path, format.name()),
+        _ => Vec::new(),
+    };
+    for s in &mut subagents {
+        crate::redact::apply(s, args.redact, args.json)?;
+    }
+    let exported = agentlog_api::export::export_with(&read.session, &subagents, target.name())?;
+    let (mut written, fidelity) = (exported.written, exported.fidelity.unwrap_or_default());
     // Written back into its own format, each file keeps its own text for
     // every record that did not change (agentlog_formats::keep).
     if format.name() == target.name() && args.session != "-" {

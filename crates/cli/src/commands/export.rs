@@ -81,7 +81,7 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
         return super::export_html::cmd_export_html(&args, Some((&session_arg, from.as_deref())));
     }
     load::small_heap(&session_arg);
-    let (_path, _format, read) = load::read_which(&session_arg, from.as_deref(), &args.which)?;
+    let (path, format, read) = load::read_which(&session_arg, from.as_deref(), &args.which)?;
     for d in &read.diagnostics {
         crate::eprintln_clean!("{d}");
     }
@@ -89,16 +89,25 @@ pub fn cmd_export(args: Args) -> anyhow::Result<ExitCode> {
     // A trace is made to leave the machine: redacted unless told not to.
     let redact = args.redact || (args.to == agentlog_api::otel::TARGET && !args.no_redact);
     crate::redact::apply(&mut session, redact, false)?;
-    let exported = agentlog_api::export::export(&session, &args.to).map_err(|e| match e {
-        // This command writes HTML too (agentlog-web's).
-        agentlog_api::ApiError::UnknownFormat { name, .. } => {
-            agentlog_api::ApiError::UnknownFormat {
-                name,
-                known: agentlog_api::export::targets(&["html"]),
+    // A trajectory embeds the subagents the session started.
+    let mut subagents = match args.to.as_str() {
+        "atif" => agentlog_api::export::subagents(&session, &path, format.name()),
+        _ => Vec::new(),
+    };
+    for s in &mut subagents {
+        crate::redact::apply(s, redact, false)?;
+    }
+    let exported =
+        agentlog_api::export::export_with(&session, &subagents, &args.to).map_err(|e| match e {
+            // This command writes HTML too (agentlog-web's).
+            agentlog_api::ApiError::UnknownFormat { name, .. } => {
+                agentlog_api::ApiError::UnknownFormat {
+                    name,
+                    known: agentlog_api::export::targets(&["html"]),
+                }
             }
-        }
-        e => e,
-    })?;
+            e => e,
+        })?;
     write_written(
         args.output.as_deref(),
         args.force,
