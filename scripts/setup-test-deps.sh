@@ -24,4 +24,6 @@ bash scripts/install-more-agent-clis.sh copilot opencode kilo qwen droid continu
   || echo "warning: some of the further agent CLIs could not be installed; their harness tests fail in CI and skip elsewhere" >&2
 # PostgreSQL for the team backend's tests (they start their own throwaway server).
 bash "$(dirname "$0")/postgres.sh" install || echo "warning: could not install PostgreSQL; its tests will be skipped (or fail with CI set)" >&2
+# Hugging Face datasets, which loads the training sets of crates/cli/tests/dataset.rs.
+bash "$(dirname "$0")/install-hf-datasets.sh" >/dev/null || echo "warning: could not install Hugging Face datasets; the dataset tests will be skipped (or fail with CI set)" >&2
 exit 0

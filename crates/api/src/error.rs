@@ -108,6 +108,12 @@ pub enum ApiError {
         /// Why.
         why: String,
     },
+    /// A data set cannot be written as asked.
+    #[error("dataset: {message}")]
+    Dataset {
+        /// What is wrong.
+        message: String,
+    },
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {

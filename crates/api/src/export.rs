@@ -51,13 +51,15 @@ pub fn targets(more: &[&str]) -> String {
     ["markdown", "text"]
         .into_iter()
         .chain(more.iter().copied())
+        .chain(crate::training::TARGETS.iter().copied())
         .chain(formats)
         .collect::<Vec<_>>()
         .join(", ")
 }
 
 /// Renders `session` as `to`: `markdown`/`md`, `text`/`txt` (plain, no
-/// colour), or the name of a writable format.
+/// colour), training data (`openai-chat`, `sharegpt`: one line of JSON
+/// Lines, [`crate::training`]), or the name of a writable format.
 pub fn export(session: &Session, to: &str) -> Result<Exported, ApiError> {
     let text = match to {
         "markdown" | "md" => Some(render::markdown(session) + "\n"),
@@ -68,6 +70,13 @@ pub fn export(session: &Session, to: &str) -> Result<Exported, ApiError> {
         return Ok(Exported {
             written: Written::File(text.into_bytes()),
             fidelity: None,
+        });
+    }
+    if let Some(target) = crate::training::Target::named(to) {
+        let (line, fidelity) = crate::training::example(session, target);
+        return Ok(Exported {
+            written: Written::File((line + "\n").into_bytes()),
+            fidelity: Some(fidelity),
         });
     }
     let format =
