@@ -200,28 +200,20 @@ pub fn build(settings: &Settings, opts: &DatasetOptions) -> Result<DatasetReport
             .then(a.format.cmp(b.format))
     });
     found.dedup_by(|a, b| a.path == b.path);
-    // Claude Code's nested subagent transcripts (`<session>/subagents/`),
-    // which discovery lists with their session, each after it.
+    // Claude Code's subagent transcripts (`agent-<id>.jsonl`, beside their
+    // session or under `<session>/subagents/`), which discovery does not
+    // list as sessions: each after its session.
     if opts.subagents == SubagentMode::Separate {
         found = found
             .into_iter()
             .flat_map(|f| {
-                let nested = (f.format == "claude")
-                    .then(|| f.path.with_extension("").join("subagents"))
-                    .filter(|d| d.is_dir())
-                    .map(|d| {
-                        let mut v = agentlog_formats::env::walk_files(&d, 4, &|p| {
-                            p.extension().is_some_and(|e| e == "jsonl")
-                                && p.file_name()
-                                    .and_then(|n| n.to_str())
-                                    .is_some_and(|n| n.starts_with("agent-"))
-                        });
-                        v.sort();
-                        v
-                    })
-                    .unwrap_or_default();
+                let subs = if f.format == "claude" {
+                    agentlog_formats::claude::subagent_files(&f.path)
+                } else {
+                    Vec::new()
+                };
                 let format = f.format;
-                std::iter::once(f).chain(nested.into_iter().map(move |path| Found { path, format }))
+                std::iter::once(f).chain(subs.into_iter().map(move |path| Found { path, format }))
             })
             .collect();
         found.dedup_by(|a, b| a.path == b.path);

@@ -165,7 +165,7 @@ pub fn conversation(
         .any(|e| e.message().is_some_and(|m| !m.sidechain));
     let mut c = Conversation::default();
     let mut made_ids = 0usize;
-    let mut open_calls: Vec<String> = Vec::new();
+    let mut calls = Calls::default();
     for e in branch {
         if e.counted() == Counted::Prompt {
             c.prompts += 1;
@@ -189,15 +189,7 @@ pub fn conversation(
                     );
                     continue;
                 }
-                message(
-                    &mut c,
-                    e,
-                    m,
-                    fidelity,
-                    subagents,
-                    &mut made_ids,
-                    &mut open_calls,
-                );
+                message(&mut c, e, m, fidelity, subagents, &mut made_ids, &mut calls);
             }
             EntryKind::CustomMessage { content, .. } => {
                 let text = blocks_text(content, fidelity, &e.id);
@@ -212,6 +204,14 @@ pub fn conversation(
         }
     }
     c
+}
+
+/// The tool calls met so far: those without a result yet, in order, and
+/// every one.
+#[derive(Default)]
+struct Calls {
+    open: Vec<String>,
+    all: HashSet<String>,
 }
 
 /// A compaction's summary: left out when the turns it summarizes are
@@ -235,7 +235,7 @@ fn message(
     fidelity: &mut Fidelity,
     subagents: &mut dyn Subagents,
     made_ids: &mut usize,
-    open_calls: &mut Vec<String>,
+    seen: &mut Calls,
 ) {
     if m.usage.is_some() {
         fidelity.lost("token usage of each response", Some(&e.id));
@@ -268,7 +268,8 @@ fn message(
                     *made_ids += 1;
                     format!("call_{made_ids}")
                 });
-                open_calls.push(id.clone());
+                seen.open.push(id.clone());
+                seen.all.insert(id.clone());
                 if !c.tools.contains(name) {
                     c.tools.push(name.clone());
                 }
@@ -335,13 +336,17 @@ fn message(
     for (id, mut result) in results {
         // A result without the call's id answers the oldest call left.
         let id = match id {
-            Some(id) => {
-                open_calls.retain(|c| *c != id);
+            Some(id) if seen.all.contains(&id) => {
+                seen.open.retain(|c| *c != id);
                 id
             }
-            None if !open_calls.is_empty() => open_calls.remove(0),
-            None => {
-                fidelity.lost("tool results whose call is not in the session", Some(&e.id));
+            None if !seen.open.is_empty() => seen.open.remove(0),
+            // A result must follow its call (OpenAI's format checks it).
+            _ => {
+                fidelity.lost(
+                    "tool results whose call is not in the kept turns",
+                    Some(&e.id),
+                );
                 continue;
             }
         };

@@ -450,6 +450,11 @@ fn no_secret_survives_no_project_leaks_and_two_runs_are_the_same_bytes() {
             "{f} differs between two runs"
         );
     }
+    let source = s
+        .env
+        .home()
+        .join(format!(".claude/projects/-home-u-alpha/{MAIN_ID}.jsonl"));
+    assert!(read(&source).contains(&s.aws) && read(&source).contains(&s.github));
     let text = all_lines(&a) + &read(&a.join("manifest.json"));
     assert!(!text.contains(&s.aws), "the AWS key survived");
     assert!(!text.contains(&s.github), "the GitHub token survived");
@@ -608,7 +613,23 @@ fn the_filters_pick_the_sessions_asked_for() {
         .iter()
         .map(|e| e["agent"].as_str().unwrap())
         .collect();
-    assert!(agents.len() >= 3, "{agents:?}");
+    // Every agent's sessions become examples.
+    let ls = s.env.run(&["ls", "--json"]);
+    let listed: BTreeSet<String> = serde_json::from_str::<Value>(&ls.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["agent"].as_str().unwrap().to_string())
+        .collect();
+    assert!(listed.len() >= 5, "{listed:?}");
+    assert_eq!(
+        agents
+            .iter()
+            .map(|a| a.to_string())
+            .collect::<BTreeSet<_>>(),
+        listed
+    );
 
     let claude = run("claude", &["--agent", "claude"]);
     assert!(claude["examples"]
