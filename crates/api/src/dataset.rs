@@ -281,8 +281,8 @@ pub fn build(settings: &Settings, opts: &DatasetOptions) -> Result<DatasetReport
     let mut first_row = true;
     for chunk in found.chunks(CHUNK) {
         let done = crate::list::par_map(chunk, &|_, _| {}, |f| one(f, opts, redactor));
-        for (f, outcome) in chunk.iter().zip(done) {
-            let outcome = match outcome {
+        for (f, outcomes) in chunk.iter().zip(done) {
+            let outcomes = match outcomes {
                 Some(Ok(o)) => o,
                 Some(Err(e)) => {
                     report.warnings.push(e.to_string());
@@ -299,91 +299,93 @@ pub fn build(settings: &Settings, opts: &DatasetOptions) -> Result<DatasetReport
                     continue;
                 }
             };
-            let ex = match outcome {
-                Outcome::Skipped(why) => {
-                    *report.skipped.entry(why.to_string()).or_default() += 1;
-                    continue;
-                }
-                Outcome::Example(ex) => ex,
-            };
-            for (kind, n) in &ex.redacted {
-                *report.redacted.entry(kind.clone()).or_default() += n;
-            }
-            let split = match &opts.split {
-                Split::None => "train",
-                Split::Project { test_fraction } => {
-                    if in_test(&ex.project, *test_fraction) {
-                        "test"
-                    } else {
-                        "train"
+            for outcome in outcomes {
+                let ex = match outcome {
+                    Outcome::Skipped(why) => {
+                        *report.skipped.entry(why.to_string()).or_default() += 1;
+                        continue;
                     }
+                    Outcome::Example(ex) => ex,
+                };
+                for (kind, n) in &ex.redacted {
+                    *report.redacted.entry(kind.clone()).or_default() += n;
                 }
-                Split::Time { test_since_ms } => {
-                    if ex.started_ms.is_some_and(|t| t >= *test_since_ms) {
-                        if in_train.contains(&ex.project) {
-                            *report
-                                .skipped
-                                .entry(
-                                    "after the split time, in a project of the training split"
-                                        .into(),
-                                )
-                                .or_default() += 1;
-                            continue;
+                let split = match &opts.split {
+                    Split::None => "train",
+                    Split::Project { test_fraction } => {
+                        if in_test(&ex.project, *test_fraction) {
+                            "test"
+                        } else {
+                            "train"
                         }
-                        "test"
-                    } else {
-                        "train"
+                    }
+                    Split::Time { test_since_ms } => {
+                        if ex.started_ms.is_some_and(|t| t >= *test_since_ms) {
+                            if in_train.contains(&ex.project) {
+                                *report
+                                    .skipped
+                                    .entry(
+                                        "after the split time, in a project of the training split"
+                                            .into(),
+                                    )
+                                    .or_default() += 1;
+                                continue;
+                            }
+                            "test"
+                        } else {
+                            "train"
+                        }
+                    }
+                };
+                // Summed in users' words (several kinds of record read the same).
+                for l in &ex.fidelity.losses {
+                    let what = agentlog_formats::fidelity::plain(&l.what);
+                    match report.fidelity.losses.iter_mut().find(|k| k.what == what) {
+                        Some(k) => k.count += l.count,
+                        None => report
+                            .fidelity
+                            .losses
+                            .push(agentlog_formats::fidelity::Loss {
+                                what,
+                                count: l.count,
+                                first_entry: None,
+                            }),
                     }
                 }
-            };
-            // Summed in users' words (several kinds of record read the same).
-            for l in &ex.fidelity.losses {
-                let what = agentlog_formats::fidelity::plain(&l.what);
-                match report.fidelity.losses.iter_mut().find(|k| k.what == what) {
-                    Some(k) => k.count += l.count,
-                    None => report
-                        .fidelity
-                        .losses
-                        .push(agentlog_formats::fidelity::Loss {
-                            what,
-                            count: l.count,
-                            first_entry: None,
-                        }),
-                }
+                report.subagents_inlined += ex.inlined.len() as u64;
+                let Some((_, w)) = writers.iter_mut().find(|(n, _)| n == split) else {
+                    continue;
+                };
+                w.write_all(ex.line.as_bytes())
+                    .and_then(|_| w.write_all(b"\n"))
+                    .map_err(|e| ApiError::io(&opts.out, e))?;
+                let counts = report.splits.entry(split.to_string()).or_default();
+                counts.examples += 1;
+                counts.messages += ex.messages;
+                counts.tokens += ex.tokens;
+                counts.characters += ex.characters;
+                projects
+                    .entry(split.to_string())
+                    .or_default()
+                    .insert(ex.project.clone());
+                let row = json!({
+                    "split": split,
+                    "line": counts.examples,
+                    "agent": ex.agent,
+                    "id": ex.id,
+                    "project": ex.project,
+                    "started": ex.started_ms.and_then(Timestamp::rfc3339_millis),
+                    "prompts": ex.prompts,
+                    "messages": ex.messages,
+                    "tokens": ex.tokens,
+                    "files": ex.files,
+                });
+                let sep = if first_row { "\n    " } else { ",\n    " };
+                first_row = false;
+                rows.write_all(sep.as_bytes())
+                    .and_then(|_| rows.write_all(row.to_string().as_bytes()))
+                    .map_err(|e| ApiError::io(&opts.out, e))?;
             }
-            report.subagents_inlined += ex.inlined.len() as u64;
-            let Some((_, w)) = writers.iter_mut().find(|(n, _)| n == split) else {
-                continue;
-            };
-            w.write_all(ex.line.as_bytes())
-                .and_then(|_| w.write_all(b"\n"))
-                .map_err(|e| ApiError::io(&opts.out, e))?;
-            let counts = report.splits.entry(split.to_string()).or_default();
-            counts.examples += 1;
-            counts.messages += ex.messages;
-            counts.tokens += ex.tokens;
-            counts.characters += ex.characters;
-            projects
-                .entry(split.to_string())
-                .or_default()
-                .insert(ex.project.clone());
-            let row = json!({
-                "split": split,
-                "line": counts.examples,
-                "agent": ex.agent,
-                "id": ex.id,
-                "project": ex.project,
-                "started": ex.started_ms.and_then(Timestamp::rfc3339_millis),
-                "prompts": ex.prompts,
-                "messages": ex.messages,
-                "tokens": ex.tokens,
-                "files": ex.files,
-            });
-            let sep = if first_row { "\n    " } else { ",\n    " };
-            first_row = false;
-            rows.write_all(sep.as_bytes())
-                .and_then(|_| rows.write_all(row.to_string().as_bytes()))
-                .map_err(|e| ApiError::io(&opts.out, e))?;
         }
     }
     for (name, set) in &projects {
@@ -594,18 +596,48 @@ fn passes_meta(s: &Session, opts: &DatasetOptions) -> bool {
     true
 }
 
-fn one(f: &Found, opts: &DatasetOptions, redactor: &Redactor) -> Result<Outcome, ApiError> {
+/// The examples of one discovered session: its own, and with subagents
+/// inlined, those of its subagent transcripts that no call of it named
+/// (so that none is lost), each after it.
+fn one(f: &Found, opts: &DatasetOptions, redactor: &Redactor) -> Result<Vec<Outcome>, ApiError> {
     let read = crate::list::read_found(f)?;
-    let mut session = read.session;
+    let inline = opts.subagents == SubagentMode::Inline && f.format == "claude";
+    let (outcome, inlined) = of_session(read.session, &f.path, inline, opts, redactor);
+    let mut out = vec![outcome];
+    if inline {
+        let format = registry::by_name("claude").ok_or_else(|| ApiError::UnknownFormat {
+            name: "claude".into(),
+            known: registry::names(),
+        })?;
+        for p in agentlog_formats::claude::subagent_files(&f.path) {
+            if inlined.contains(&p) {
+                continue;
+            }
+            let session = format.read_path(&p)?.session;
+            out.push(of_session(session, &p, false, opts, redactor).0);
+        }
+    }
+    Ok(out)
+}
+
+/// One session's example (or why it has none), and the subagent files
+/// inlined into it.
+fn of_session(
+    mut session: Session,
+    path: &Path,
+    inline: bool,
+    opts: &DatasetOptions,
+    redactor: &Redactor,
+) -> (Outcome, Vec<PathBuf>) {
     if !passes_meta(&session, opts) {
-        return Ok(Outcome::Skipped("left out by the filters"));
+        return (Outcome::Skipped("left out by the filters"), Vec::new());
     }
     let mut redacted = BTreeMap::new();
     count(&mut redacted, redactor.session(&mut session));
     let mut fidelity = Fidelity::new(opts.target.name());
     let mut inliner = Inliner {
-        on: opts.subagents == SubagentMode::Inline && f.format == "claude",
-        parent: &f.path,
+        on: inline,
+        parent: path,
         files: None,
         redactor,
         inlined: Vec::new(),
@@ -616,16 +648,15 @@ fn one(f: &Found, opts: &DatasetOptions, redactor: &Redactor) -> Result<Outcome,
     for (k, n) in std::mem::take(&mut inliner.redacted) {
         *redacted.entry(k).or_default() += n;
     }
+    let skipped = |why| (Outcome::Skipped(why), inlined.clone());
     if c.prompts < opts.min_turns {
-        return Ok(Outcome::Skipped("fewer prompts than asked for"));
+        return skipped("fewer prompts than asked for");
     }
     if opts.with_tools && !c.uses_tools {
-        return Ok(Outcome::Skipped(
-            "no tool call, and only sessions with tool calls were asked for",
-        ));
+        return skipped("no tool call, and only sessions with tool calls were asked for");
     }
     if !c.turns.iter().any(|t| t.speaker == Speaker::Assistant) {
-        return Ok(Outcome::Skipped("no answer of the model"));
+        return skipped("no answer of the model");
     }
     // What is written is checked once more, as written (a secret split
     // across two parts of a message is whole in their joined text).
@@ -642,9 +673,9 @@ fn one(f: &Found, opts: &DatasetOptions, redactor: &Redactor) -> Result<Outcome,
     let line = training::line(&c, opts.target);
     let mut project = project_of(&session);
     count(&mut redacted, redactor.text(&mut project, "project"));
-    let mut files = vec![file_row(&f.path, redactor)];
+    let mut files = vec![file_row(path, redactor)];
     files.extend(inlined.iter().map(|p| file_row(p, redactor)));
-    Ok(Outcome::Example(Box::new(Example {
+    let example = Outcome::Example(Box::new(Example {
         characters: characters(&c),
         messages: c.turns.len() as u64,
         tokens: c.tokens,
@@ -655,10 +686,11 @@ fn one(f: &Found, opts: &DatasetOptions, redactor: &Redactor) -> Result<Outcome,
         project,
         started_ms: started(&session),
         files,
-        inlined,
+        inlined: inlined.clone(),
         redacted,
         fidelity,
-    })))
+    }));
+    (example, inlined)
 }
 
 fn count(into: &mut BTreeMap<String, u64>, report: agentlog_redact::Report) {

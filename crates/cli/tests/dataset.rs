@@ -238,6 +238,15 @@ fn write_main_session(env: &TestEnv, aws: &str, github: &str) -> PathBuf {
         s.as_bytes(),
     )
     .unwrap();
+    // A subagent no call of the session names: never inlined, never lost.
+    let lone = s
+        .replace("sub1", "sub2")
+        .replace("SUBAGENT-ANSWER", "LONE-SUBAGENT");
+    std::fs::write(
+        dir.join(MAIN_ID).join("subagents/agent-sub2.jsonl"),
+        lone.as_bytes(),
+    )
+    .unwrap();
     path
 }
 
@@ -549,6 +558,7 @@ fn context_is_not_duplicated_and_the_subagent_flag_works_both_ways() {
         .unwrap();
     assert!(!main_line.contains("SUBAGENT-ANSWER"));
     assert_eq!(text.matches("SUBAGENT-ANSWER").count(), 1);
+    assert_eq!(text.matches("LONE-SUBAGENT").count(), 1);
     let sep_examples = report["splits"]["train"]["examples"].as_u64().unwrap();
 
     let inl = work.path().join("inline");
@@ -571,6 +581,8 @@ fn context_is_not_duplicated_and_the_subagent_flag_works_both_ways() {
         .unwrap();
     assert!(main_line.contains("SUBAGENT-ANSWER"), "{main_line}");
     assert_eq!(text.matches("SUBAGENT-ANSWER").count(), 1);
+    assert!(!main_line.contains("LONE-SUBAGENT"));
+    assert_eq!(text.matches("LONE-SUBAGENT").count(), 1);
     assert_eq!(report["subagents_inlined"], 1);
     assert_eq!(
         report["splits"]["train"]["examples"].as_u64().unwrap(),
@@ -643,7 +655,11 @@ fn the_filters_pick_the_sessions_asked_for() {
     // The session and its subagent's transcript.
     assert_eq!(
         ids(&alpha),
-        BTreeSet::from([MAIN_ID.to_string(), "agent-sub1".to_string()])
+        BTreeSet::from([
+            MAIN_ID.to_string(),
+            "agent-sub1".to_string(),
+            "agent-sub2".to_string()
+        ])
     );
 
     let tools = run("tools", &["--agent", "claude", "--with-tools"]);

@@ -155,7 +155,7 @@ pub fn cmd_dataset(args: Args) -> anyhow::Result<ExitCode> {
 /// The report in words.
 fn said(r: &DatasetReport) -> String {
     let mut t = String::new();
-    for (name, c) in &r.splits {
+    for c in r.splits.values() {
         t.push_str(&format!(
             "{}: {}, {}, {}, {} recorded\n",
             r.out.join(&c.file).display(),
@@ -164,7 +164,6 @@ fn said(r: &DatasetReport) -> String {
             out::count(c.projects, "project"),
             out::count(c.tokens, "token"),
         ));
-        let _ = name;
     }
     t.push_str(&format!(
         "{}: what went in\n",
