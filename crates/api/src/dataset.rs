@@ -224,8 +224,6 @@ pub fn build(settings: &Settings, opts: &DatasetOptions) -> Result<DatasetReport
         .filter(|f| {
             let skip = if crate::copies::is_copy(&copies, &f.path) {
                 Some("resumed copies (their original is in)")
-            } else if opts.subagents == SubagentMode::Inline && is_subagent_file(f) {
-                Some("subagent transcripts (inlined into the session that started them)")
             } else {
                 None
             };
@@ -418,15 +416,6 @@ fn in_test(project: &str, fraction: f64) -> bool {
     let mut b = [0u8; 8];
     b.copy_from_slice(&d[..8]);
     (u64::from_be_bytes(b) as f64) / (u64::MAX as f64) < fraction
-}
-
-/// A Claude Code subagent's own file (`agent-<id>.jsonl`).
-fn is_subagent_file(f: &Found) -> bool {
-    f.format == "claude"
-        && f.path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("agent-"))
 }
 
 fn prepare_out(out: &Path, splits: &[&str], force: bool) -> Result<(), ApiError> {
