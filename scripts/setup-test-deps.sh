@@ -30,4 +30,6 @@ bash "$(dirname "$0")/install-phoenix.sh" >/dev/null || echo "warning: Arize Pho
 bash "$(dirname "$0")/install-harbor.sh" >/dev/null || echo "warning: Harbor could not be installed; the ATIF validation test will fail under CI" >&2
 # PostgreSQL for the team backend's tests (they start their own throwaway server).
 bash "$(dirname "$0")/postgres.sh" install || echo "warning: could not install PostgreSQL; its tests will be skipped (or fail with CI set)" >&2
+# Hugging Face datasets, which loads the training sets of crates/cli/tests/dataset.rs.
+bash "$(dirname "$0")/install-hf-datasets.sh" >/dev/null || echo "warning: could not install Hugging Face datasets; the dataset tests will be skipped (or fail with CI set)" >&2
 exit 0

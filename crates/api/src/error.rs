@@ -125,6 +125,12 @@ pub enum ApiError {
         /// What went wrong.
         why: String,
     },
+    /// A data set cannot be written as asked.
+    #[error("dataset: {message}")]
+    Dataset {
+        /// What is wrong.
+        message: String,
+    },
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {

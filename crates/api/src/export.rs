@@ -51,6 +51,7 @@ pub fn targets(more: &[&str]) -> String {
     ["markdown", "text"]
         .into_iter()
         .chain(more.iter().copied())
+        .chain(crate::training::TARGETS.iter().copied())
         .chain(formats)
         .chain([crate::otel::TARGET])
         .collect::<Vec<_>>()
@@ -59,7 +60,8 @@ pub fn targets(more: &[&str]) -> String {
 
 /// Renders `session` as `to`: `markdown`/`md`, `text`/`txt` (plain, no
 /// colour), `otel` (an OpenTelemetry trace as OTLP JSON, see
-/// [`crate::otel`]), or the name of a writable format.
+/// [`crate::otel`]), training data (`openai-chat`, `sharegpt`: one line of
+/// JSON Lines, [`crate::training`]), or the name of a writable format.
 pub fn export(session: &Session, to: &str) -> Result<Exported, ApiError> {
     let text = match to {
         "markdown" | "md" => Some(render::markdown(session) + "\n"),
@@ -76,6 +78,13 @@ pub fn export(session: &Session, to: &str) -> Result<Exported, ApiError> {
         let (bytes, fidelity) = crate::otel::export(session);
         return Ok(Exported {
             written: Written::File(bytes),
+            fidelity: Some(fidelity),
+        });
+    }
+    if let Some(target) = crate::training::Target::named(to) {
+        let (line, fidelity) = crate::training::example(session, target);
+        return Ok(Exported {
+            written: Written::File((line + "\n").into_bytes()),
             fidelity: Some(fidelity),
         });
     }

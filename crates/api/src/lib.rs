@@ -31,6 +31,7 @@ pub mod append;
 pub mod archive;
 pub mod context;
 pub mod copies;
+pub mod dataset;
 pub mod doctor;
 pub mod drift;
 mod error;
@@ -47,6 +48,7 @@ pub mod resolve;
 pub mod resume;
 pub mod secrets;
 pub mod settings;
+pub mod training;
 pub mod tree;
 pub mod validate;
 pub mod walk;
@@ -135,10 +137,15 @@ impl Library {
         Ok(agentlog_index::Backend::stats(&index, p)?)
     }
 
-    /// Writes `session` in the format `to`; returns the file's bytes (or,
+    /// Writes `session` in the format `to` (or as training data,
+    /// `openai-chat` or `sharegpt`); returns the file's bytes (or,
     /// for a format whose sessions are folders, the folder's files) and
     /// what the format could not hold.
     pub fn convert(&self, session: &Session, to: &str) -> Result<(Written, Fidelity), ApiError> {
+        if let Some(target) = training::Target::named(to) {
+            let (line, fidelity) = training::example(session, target);
+            return Ok((Written::File((line + "\n").into_bytes()), fidelity));
+        }
         let format = resolve::format_named(to)?;
         Ok(format.write_session(session)?)
     }

@@ -81,6 +81,9 @@ pub fn cmd_convert(args: Args) -> anyhow::Result<ExitCode> {
             ),
         ));
     }
+    if agentlog_api::training::Target::named(&args.to).is_some() {
+        return training(&args, &read.session);
+    }
     let target = load::format_named(&args.to)?;
     if !target.can_write() {
         anyhow::bail!(
@@ -132,6 +135,26 @@ fn finish(
     Ok(ExitCode::SUCCESS)
 }
 
+/// Writes the session as training data (`openai-chat`, `sharegpt`).
+fn training(args: &Args, session: &agentlog_model::Session) -> anyhow::Result<ExitCode> {
+    let lib = agentlog_api::Library::new(crate::config::settings(&[])?);
+    let (written, fidelity) = lib.convert(session, &args.to)?;
+    if args.strict && !fidelity.is_lossless() {
+        crate::eprint_clean!("{fidelity}");
+        anyhow::bail!(
+            "--strict: {} cannot hold everything in this session; nothing written",
+            args.to
+        );
+    }
+    write_written(args.output.as_deref(), args.force, &written, &args.to)?;
+    if args.json {
+        eprintln!("{}", serde_json::to_string_pretty(&fidelity)?);
+    } else {
+        crate::eprint_clean!("{fidelity}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Puts back the text of every record that did not change, from the file
 /// the session was read from at `source`, or for a folder, from the file of
 /// the same name in the session's folder (`format`'s
@@ -162,6 +185,7 @@ fn writable() -> String {
         .iter()
         .filter(|f| f.can_write())
         .map(|f| f.name())
+        .chain(agentlog_api::training::TARGETS.iter().copied())
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -5,6 +5,7 @@ pub mod archive;
 pub mod capture;
 pub mod context;
 pub mod convert;
+pub mod dataset;
 pub mod db;
 pub mod doctor;
 pub mod export;
