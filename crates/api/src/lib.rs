@@ -40,6 +40,7 @@ mod kept;
 pub mod list;
 pub mod migrate;
 pub mod output;
+pub mod pick;
 pub mod refresh;
 pub mod resolve;
 pub mod resume;

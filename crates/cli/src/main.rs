@@ -68,6 +68,7 @@ enum Command {
     Forget(commands::forget::Args),
     Capture(commands::capture::Args),
     Hooks(commands::hooks::Args),
+    Pick(commands::pick::Args),
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -99,6 +100,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Forget(a) => commands::forget::cmd_forget(a),
         Command::Capture(a) => commands::capture::cmd_capture(a),
         Command::Hooks(a) => commands::hooks::cmd_hooks(a),
+        Command::Pick(a) => commands::pick::cmd_pick(a),
     }
 }
 

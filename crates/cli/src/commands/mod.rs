@@ -15,6 +15,7 @@ pub mod hooks;
 pub mod index;
 pub mod ls;
 pub mod migrate;
+pub mod pick;
 pub mod prices;
 pub mod push;
 pub mod restore;
