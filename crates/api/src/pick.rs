@@ -200,6 +200,20 @@ pub struct Found {
     pub more: bool,
 }
 
+/// The session files agentlog's archive holds whose agents deleted them:
+/// read once, for every search of a picker (opening the archive costs more
+/// than a search).
+#[derive(Debug, Clone, Default)]
+pub struct Gone(std::collections::HashSet<PathBuf>);
+
+impl Gone {
+    /// Reads them from the archive of `settings` (none when there is no
+    /// archive).
+    pub fn of(settings: &Settings) -> Gone {
+        Gone(crate::kept::gone(settings).into_keys().collect())
+    }
+}
+
 /// Returns the sessions `q` finds in `backend` (an index already opened),
 /// at most `limit`: with words, one row per session holding hits, in the
 /// order of its best hit; without, the sessions changed last first.
@@ -208,6 +222,17 @@ pub fn find(
     backend: &dyn Backend,
     q: &Query,
     limit: usize,
+) -> Result<Found, ApiError> {
+    find_with(settings, backend, q, limit, &Gone::of(settings))
+}
+
+/// [`find`], with the deleted sessions read before.
+pub fn find_with(
+    settings: &Settings,
+    backend: &dyn Backend,
+    q: &Query,
+    limit: usize,
+    gone: &Gone,
 ) -> Result<Found, ApiError> {
     let limit = limit.max(1);
     let Some(text) = q.search_text() else {
@@ -238,21 +263,23 @@ pub fn find(
         return Ok(Found { rows, more });
     };
     settings.formats(&q.agents)?;
-    let gone = crate::kept::gone(settings);
     let params = SearchParams {
         query: text,
         agents: q.agents.clone(),
         projects: q.dir.iter().cloned().collect(),
         since_ms: q.since_ms,
         until_ms: q.until_ms,
-        // Sessions with many hits take several: fetch more hits than rows.
-        limit: limit * 4,
+        // Sessions with many hits take several: fetch more hits than rows
+        // (and one more, to tell whether more match; not counted).
+        limit: limit * 4 + 1,
         ..SearchParams::default()
     };
-    let results = crate::search(backend, &params)?;
+    let mut hits = backend.search(&params)?;
+    let more = hits.len() > limit * 4;
+    hits.truncate(limit * 4);
     let mut rows: Vec<Row> = Vec::new();
     let mut cut = false;
-    for h in results.hits {
+    for h in hits {
         if let Some(r) = rows
             .iter_mut()
             .find(|r| r.path.as_os_str() == h.path.as_str())
@@ -268,7 +295,7 @@ pub fn find(
         rows.push(Row {
             id: h.session_id.clone(),
             agent: h.agent.clone(),
-            deleted: gone.contains_key(&path),
+            deleted: gone.0.contains(&path),
             path,
             project: h.project.clone(),
             title: h.title.clone(),
@@ -279,7 +306,7 @@ pub fn find(
     }
     Ok(Found {
         rows,
-        more: cut || results.more,
+        more: cut || more,
     })
 }
 

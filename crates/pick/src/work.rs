@@ -50,8 +50,9 @@ pub fn searcher(
 ) -> Sender<(u64, Query)> {
     let (qtx, qrx) = channel::<(u64, Query)>();
     std::thread::spawn(move || {
+        let gone = pick::Gone::of(&settings);
         while let Some((n, q)) = newest(&qrx) {
-            let found = pick::find(&settings, &index, &q, limit);
+            let found = pick::find_with(&settings, &index, &q, limit, &gone);
             if tx.send(Msg::Found(n, q.search_text(), found)).is_err() {
                 return;
             }
