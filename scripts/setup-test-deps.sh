@@ -16,6 +16,8 @@ fi
 bash scripts/install-agent-clis.sh >/dev/null \
   || echo "warning: some agent CLIs could not be installed; the harness tests fail in CI and skip elsewhere" >&2
 bash "$(dirname "$0")/install-chromium.sh"
+# tmux, the terminal the tests of `agentlog pick` drive it in.
+bash "$(dirname "$0")/install-tmux.sh"
 bash "$(dirname "$0")/install-ccusage.sh" >/dev/null || echo "warning: ccusage could not be installed; the token comparison test will fail under CI" >&2
 # The further agent CLIs whose files agentlog reads (Copilot, OpenCode, Kilo,
 # Qwen Code with Node 22, Factory Droid, Continue CLI, Cline, Aider, Mistral Vibe 3.x and 2.x, Kimi

@@ -131,6 +131,14 @@ pub enum ApiError {
         /// What is wrong.
         message: String,
     },
+    /// A session cannot be continued the way asked.
+    #[error("{id}: cannot be continued here: {why}")]
+    NotResumable {
+        /// The session id.
+        id: String,
+        /// Why, and what to do instead.
+        why: String,
+    },
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {

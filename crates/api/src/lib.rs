@@ -43,6 +43,7 @@ pub mod list;
 pub mod migrate;
 pub mod otel;
 pub mod output;
+pub mod pick;
 pub mod refresh;
 pub mod resolve;
 pub mod resume;

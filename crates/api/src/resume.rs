@@ -64,6 +64,9 @@ pub struct Resumed {
     /// The shell command that continues the session: at most one `cd`,
     /// every word taken from the session quoted.
     pub command: String,
+    /// The command alone, without the `cd`: what runs in `cwd`.
+    #[serde(skip)]
+    pub run: String,
     /// False for a dry run.
     pub written: bool,
     /// What the target format could not hold.
@@ -142,6 +145,7 @@ pub fn resume(
         path: plan.path,
         cwd: plan.cwd,
         command,
+        run: plan.command,
         written: !params.dry_run,
         fidelity,
     })

@@ -14,6 +14,7 @@
 
 pub mod e2e;
 pub mod gen;
+pub mod pick;
 pub mod push;
 pub mod rss;
 pub mod secrets;

@@ -87,6 +87,27 @@ enum Command {
         #[arg(long)]
         peers: Option<PathBuf>,
     },
+    /// Time `agentlog pick` through tmux (first screen, each keystroke)
+    /// on a generated corpus with its index warm, beside fast-resume's
+    /// picker in the same run.
+    Pick {
+        /// Corpus size (100MB, 1GB, 10GB).
+        #[arg(long, default_value = "1GB")]
+        size: String,
+        /// Where corpora and work directories are kept (outside the repo).
+        #[arg(long, default_value = "/var/tmp/agentlog-bench")]
+        dir: PathBuf,
+        /// The agentlog binary to time (default: the one beside this one).
+        #[arg(long)]
+        agentlog: Option<PathBuf>,
+        /// Starts of each picker timed.
+        #[arg(long, default_value_t = 10)]
+        runs: usize,
+        /// The directory with fast-resume's `fr` (default: what
+        /// scripts/install-bench-peers.sh installs, target/peers/venv/bin).
+        #[arg(long)]
+        peers: Option<PathBuf>,
+    },
     /// Time `agentlog push` and the `--db` commands against a PostgreSQL
     /// started for the run (scripts/postgres.sh), beside agentsview's
     /// `sync` + `pg push` in the same run.
@@ -252,6 +273,17 @@ fn main() -> anyhow::Result<()> {
         } => {
             let o = options(size, dir, agentlog, runs, appends, peers)?;
             report(agentlog_bench::e2e::run_all(&o)?);
+            Ok(())
+        }
+        Command::Pick {
+            size,
+            dir,
+            agentlog,
+            runs,
+            peers,
+        } => {
+            let o = options(size, dir, agentlog, runs, 0, peers)?;
+            report(agentlog_bench::pick::run(&o)?);
             Ok(())
         }
         Command::Push {

@@ -69,6 +69,7 @@ enum Command {
     Forget(commands::forget::Args),
     Capture(commands::capture::Args),
     Hooks(commands::hooks::Args),
+    Pick(commands::pick::Args),
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -101,6 +102,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Forget(a) => commands::forget::cmd_forget(a),
         Command::Capture(a) => commands::capture::cmd_capture(a),
         Command::Hooks(a) => commands::hooks::cmd_hooks(a),
+        Command::Pick(a) => commands::pick::cmd_pick(a),
     }
 }
 

@@ -16,6 +16,7 @@ pub mod hooks;
 pub mod index;
 pub mod ls;
 pub mod migrate;
+pub mod pick;
 pub mod prices;
 pub mod push;
 pub mod push_otlp;
