@@ -22,6 +22,8 @@ bash "$(dirname "$0")/install-ccusage.sh" >/dev/null || echo "warning: ccusage c
 # Code CLI and OpenHands 0.x and 1.x with Python 3.13) for crates/harness/tests/more_agents.rs.
 bash scripts/install-more-agent-clis.sh copilot opencode kilo qwen droid continue cline aider vibe vibe2 kimi openhands openhands1 >/dev/null \
   || echo "warning: some of the further agent CLIs could not be installed; their harness tests fail in CI and skip elsewhere" >&2
+# The official Python MCP SDK, the client the protocol tests of `agentlog mcp` drive it with.
+bash "$(dirname "$0")/install-mcp-client.sh" >/dev/null || echo "warning: the Python MCP client could not be installed; the MCP protocol tests will fail under CI" >&2
 # PostgreSQL for the team backend's tests (they start their own throwaway server).
 bash "$(dirname "$0")/postgres.sh" install || echo "warning: could not install PostgreSQL; its tests will be skipped (or fail with CI set)" >&2
 exit 0

@@ -14,6 +14,7 @@ pub mod formats;
 pub mod hooks;
 pub mod index;
 pub mod ls;
+pub mod mcp;
 pub mod migrate;
 pub mod prices;
 pub mod push;
