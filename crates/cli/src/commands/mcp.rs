@@ -30,8 +30,7 @@ pub struct Args {
         long,
         env = "AGENTLOG_MCP_TOKEN",
         value_name = "TOKEN",
-        hide_env_values = true,
-        requires = "http"
+        hide_env_values = true
     )]
     pub token: Option<String>,
     /// Return secrets as they are (by default API keys, tokens, passwords
