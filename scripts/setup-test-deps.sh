@@ -30,6 +30,8 @@ bash "$(dirname "$0")/install-phoenix.sh" >/dev/null || echo "warning: Arize Pho
 # Harbor (PyPI, on the Python 3.13 above) whose models validate the ATIF
 # trajectories agentlog writes, for crates/cli/tests/atif.rs.
 bash "$(dirname "$0")/install-harbor.sh" >/dev/null || echo "warning: Harbor could not be installed; the ATIF validation test will fail under CI" >&2
+# The official Python MCP SDK, the client the protocol tests of `agentlog mcp` drive it with.
+bash "$(dirname "$0")/install-mcp-client.sh" >/dev/null || echo "warning: the Python MCP client could not be installed; the MCP protocol tests will fail under CI" >&2
 # PostgreSQL for the team backend's tests (they start their own throwaway server).
 bash "$(dirname "$0")/postgres.sh" install || echo "warning: could not install PostgreSQL; its tests will be skipped (or fail with CI set)" >&2
 # Hugging Face datasets, which loads the training sets of crates/cli/tests/dataset.rs.

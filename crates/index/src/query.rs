@@ -105,11 +105,17 @@ pub(crate) struct Parsed {
 impl Parsed {
     /// Returns the FTS5 expression over the content columns.
     pub fn expr(&self) -> String {
+        self.expr_in(CONTENT_COLUMNS)
+    }
+
+    /// Returns the FTS5 expression over `columns` (an FTS5 column filter,
+    /// `{tools}`).
+    pub fn expr_in(&self, columns: &str) -> String {
         let mut expr = self.groups(&|_| true).unwrap_or_default();
         if !self.excluded.is_empty() {
             expr = format!("({expr}) NOT ({})", self.excluded.join(" OR "));
         }
-        format!("{CONTENT_COLUMNS} : ({expr})")
+        format!("{columns} : ({expr})")
     }
 
     /// Returns the expression of the required groups whose alternatives all

@@ -245,6 +245,21 @@ impl Index {
             .collect()
     }
 
+    /// Searches only what the entries' tool calls were given and named
+    /// (the `tools` field: tool names and every string of their inputs, so
+    /// the paths they read or wrote and the commands they ran), with the
+    /// filters of `p`; the newest matches first. What "which sessions
+    /// touched this file, ran this command" asks.
+    pub fn search_tool_inputs(&self, p: &SearchParams) -> Result<Vec<Hit>, IndexError> {
+        let parsed = self.expand_prefixes(query::parse(&p.query)?)?;
+        let Some(filters) = self.filter_expr(p)? else {
+            return Ok(Vec::new());
+        };
+        let expr = format!("{}{filters}", parsed.expr_in("{tools}"));
+        let limit = if p.limit == 0 { 20 } else { p.limit };
+        self.newest(&expr, p, limit)
+    }
+
     /// Returns how many entries match `phrase`, counting up to `cap`.
     /// Counts the entries that match `p` (its query and filters), stopping
     /// at `cap`: a total to show beside the best hits that stays cheap on

@@ -339,6 +339,48 @@ fn search_phrases_prefixes_and_filters() {
 }
 
 #[test]
+fn tool_inputs_alone_are_searched_for_paths_and_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let found = corpus(dir.path());
+    let mut ix = open(dir.path());
+    ix.update(&found, &mut |_| {}).unwrap();
+    let tools = |q: &str, f: &dyn Fn(&mut SearchParams)| -> Vec<(String, String)> {
+        let mut p = SearchParams::new(q);
+        p.now_ms = Some(NOW);
+        f(&mut p);
+        ix.search_tool_inputs(&p)
+            .unwrap()
+            .into_iter()
+            .map(|h| {
+                assert_eq!(h.field, "tools", "{h:?}");
+                (h.session_id, h.entry_id)
+            })
+            .collect()
+    };
+    // The path a Read was given; the command a Bash call ran.
+    assert_eq!(
+        tools("\"src/lexer.rs\"", &|_| {}),
+        [("alpha-1111".to_string(), "alpha-1111-e2".to_string())]
+    );
+    assert_eq!(
+        tools("\"cargo test\"", &|_| {}),
+        [("alpha-1111".to_string(), "alpha-1111-e5".to_string())]
+    );
+    // "tokenizer" is said in prompts and outputs of two sessions, and given
+    // to a tool (rg) in one.
+    assert_eq!(search(&ix, "tokenizer", |_| {}).len(), 3);
+    assert_eq!(
+        tools("tokenizer", &|_| {}),
+        [("beta-2222".to_string(), "beta-2222-e2".to_string())]
+    );
+    // Text the tools returned is not what they were given.
+    assert!(tools("\"12 passed\"", &|_| {}).is_empty());
+    // The filters hold.
+    assert!(tools("\"cargo test\"", &|p| p.agents = vec!["codex".into()]).is_empty());
+    assert!(tools("\"cargo test\"", &|p| p.since_ms = Some(NOW - DAY)).is_empty());
+}
+
+#[test]
 fn one_update_writes_one_full_text_segment() {
     // FTS5 writes its pending entries out as a new segment whenever a
     // statement runs in a statement transaction; the writer runs none, so

@@ -15,6 +15,7 @@ pub mod formats;
 pub mod hooks;
 pub mod index;
 pub mod ls;
+pub mod mcp;
 pub mod migrate;
 pub mod pick;
 pub mod prices;
