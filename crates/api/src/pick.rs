@@ -244,6 +244,9 @@ pub fn find_with(
             order: ListOrder::Updated,
             source: Source::Index,
             deleted_only: false,
+            // The user's conversations, as `ls` lists them; a search below
+            // finds headless runs and subagents too.
+            all_kinds: false,
         };
         let mut rows = Vec::new();
         let listing = crate::list::visit_in(settings, &opts, backend, &mut |s| {

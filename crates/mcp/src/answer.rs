@@ -217,6 +217,8 @@ impl Answers {
             },
             source: agentlog_api::Source::Index,
             deleted_only: false,
+            // The user's conversations first, as `ls` lists them.
+            all_kinds: false,
         };
         let fresh = self.index()?;
         let listing =
