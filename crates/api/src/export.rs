@@ -36,7 +36,8 @@ pub const TRANSCRIPTS: &[&str] = &["markdown", "md", "text", "txt"];
 
 /// Returns what [`export`] writes, comma-separated: the transcripts
 /// (`markdown`, `text`), then `more` (a front end's own, such as `html`),
-/// then every writable format, then `otel` (a trace).
+/// then every writable format, then training data (`openai-chat`,
+/// `sharegpt`) and `otel` (a trace).
 ///
 /// ```
 /// let t = agentlog_api::export::targets(&["html"]);
@@ -51,8 +52,8 @@ pub fn targets(more: &[&str]) -> String {
     ["markdown", "text"]
         .into_iter()
         .chain(more.iter().copied())
-        .chain(crate::training::TARGETS.iter().copied())
         .chain(formats)
+        .chain(crate::training::TARGETS.iter().copied())
         .chain([crate::otel::TARGET])
         .collect::<Vec<_>>()
         .join(", ")
