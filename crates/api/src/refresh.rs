@@ -218,22 +218,33 @@ pub fn refreshed(
     events: &mut dyn FnMut(Event<'_>),
 ) -> Result<(Index, Refreshed), ApiError> {
     let mut index = open(settings, events)?;
-    if let Some(r) = quick(settings, &mut index, events)? {
-        return Ok((index, r));
+    let refreshed = refresh(settings, &mut index, events)?;
+    Ok((index, refreshed))
+}
+
+/// Brings an index already open up to date when that is cheap, as
+/// [`refreshed`] does: for a front end that keeps its index open between
+/// requests (`agentlog mcp`), which saves opening it each time.
+pub fn refresh(
+    settings: &Settings,
+    index: &mut Index,
+    events: &mut dyn FnMut(Event<'_>),
+) -> Result<Refreshed, ApiError> {
+    if let Some(r) = quick(settings, index, events)? {
+        return Ok(r);
     }
     let (discovered, key) = discovery(settings)?;
     let plan = index.plan(&discovered.found)?;
     if plan.is_empty() {
-        keep_journal(&index, &discovered, key)?;
-        return Ok((index, Refreshed::Current));
+        keep_journal(index, &discovered, key)?;
+        return Ok(Refreshed::Current);
     }
     let empty = index.counts()?.1 == 0 && index.file_state_count()? == 0;
     if !empty && (plan.files_to_read() > CHEAP_FILES || plan.bytes > CHEAP_BYTES) {
-        let behind = Refreshed::Behind {
+        return Ok(Refreshed::Behind {
             files: plan.files_to_read() + plan.files_to_remove(),
             bytes: plan.bytes,
-        };
-        return Ok((index, behind));
+        });
     }
     if empty {
         events(Event::Building {
@@ -243,15 +254,12 @@ pub fn refreshed(
     }
     keep(settings, &plan.found(), false, events)?;
     let report = index.apply(plan, &mut |p| events(Event::Progress(p)))?;
-    keep_journal(&index, &discovered, key)?;
-    Ok((
-        index,
-        if empty {
-            Refreshed::Built(report)
-        } else {
-            Refreshed::Updated(report)
-        },
-    ))
+    keep_journal(index, &discovered, key)?;
+    Ok(if empty {
+        Refreshed::Built(report)
+    } else {
+        Refreshed::Updated(report)
+    })
 }
 
 /// The index as a front end reads it (see [`for_reading`]).

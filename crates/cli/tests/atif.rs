@@ -15,40 +15,15 @@
 
 mod common;
 
-use common::TestEnv;
+use common::{repo, TestEnv};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn in_ci() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
-}
-
 /// Returns the Python that has Harbor, installing it when needed.
 fn harbor() -> Option<PathBuf> {
-    let out = Command::new("bash")
-        .arg(repo().join("scripts/install-harbor.sh"))
-        .stderr(std::process::Stdio::inherit())
-        .output();
-    let found = out.ok().and_then(|o| {
-        let p = String::from_utf8(o.stdout).ok()?;
-        (o.status.success() && !p.trim().is_empty()).then(|| PathBuf::from(p.trim()))
-    });
-    if found.is_none() {
-        assert!(
-            !in_ci(),
-            "Harbor could not be installed (scripts/install-harbor.sh), and CI is set"
-        );
-        println!(
-            "skipped: Harbor is not available (scripts/install-harbor.sh could not install it)"
-        );
-    }
-    found
+    common::installed("install-harbor.sh", &[], "Harbor")
 }
 
 /// Validates every `*.json` of the folder given with Harbor's
@@ -173,7 +148,7 @@ struct Case {
 
 /// The sessions `ls` lists with `args`.
 fn listed(env: &TestEnv, args: &[&str]) -> Vec<(String, String)> {
-    let mut a = vec!["ls", "--json", "--files", "--limit", "100000"];
+    let mut a = vec!["ls", "--all", "--json", "--files", "--limit", "100000"];
     a.extend_from_slice(args);
     let r = env.run(&a);
     assert_eq!(r.status, 0, "ls {args:?}: {}", r.stderr);

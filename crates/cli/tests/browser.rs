@@ -308,7 +308,7 @@ fn hostile_session(agent: Agent, id: &str) -> Session {
 
 #[test]
 fn serve_and_export_in_chromium() {
-    let ci = std::env::var_os("CI").is_some();
+    let ci = common::in_ci();
     let root = workspace();
     let modules = root.join("target/peers/browser");
     let (Some(chrome), true) = (

@@ -15,35 +15,13 @@ use std::process::Command;
 
 const CCUSAGE_VERSION: &str = "20.0.24";
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn in_ci() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
-}
-
 /// Returns the ccusage command, installing it when needed.
 fn ccusage() -> Option<PathBuf> {
-    let out = Command::new("bash")
-        .arg(repo().join("scripts/install-ccusage.sh"))
-        .arg(CCUSAGE_VERSION)
-        .stderr(std::process::Stdio::inherit())
-        .output();
-    let found = out.ok().and_then(|o| {
-        let p = String::from_utf8(o.stdout).ok()?;
-        (o.status.success() && !p.trim().is_empty()).then(|| PathBuf::from(p.trim()))
-    });
-    if found.is_none() {
-        assert!(
-            !in_ci(),
-            "ccusage {CCUSAGE_VERSION} could not be installed (scripts/install-ccusage.sh), and CI is set"
-        );
-        println!(
-            "skipped: ccusage {CCUSAGE_VERSION} is not available (scripts/install-ccusage.sh could not install it)"
-        );
-    }
-    found
+    common::installed(
+        "install-ccusage.sh",
+        &[CCUSAGE_VERSION],
+        &format!("ccusage {CCUSAGE_VERSION}"),
+    )
 }
 
 /// Runs `ccusage AGENT daily --json` over the test HOME and returns its

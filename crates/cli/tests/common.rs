@@ -76,3 +76,39 @@ pub fn fixtures() -> PathBuf {
     ))
     .to_path_buf()
 }
+
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Whether this is a CI run, where a missing dependency fails the test
+/// instead of skipping it.
+pub fn in_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// Runs `scripts/<script>` with `args` (it installs `what` when missing and
+/// prints the path of the program to use) and returns that path. When the
+/// script fails: under CI the test fails, saying why; elsewhere it is
+/// skipped (`None`), and says so.
+pub fn installed(script: &str, args: &[&str], what: &str) -> Option<PathBuf> {
+    let out = Command::new("bash")
+        .arg(repo().join("scripts").join(script))
+        .args(args)
+        .stderr(std::process::Stdio::inherit())
+        .output();
+    let found = out.ok().and_then(|o| {
+        let p = String::from_utf8(o.stdout).ok()?;
+        let p = p.trim();
+        (o.status.success() && !p.is_empty() && Path::new(p).exists()).then(|| PathBuf::from(p))
+    });
+    if found.is_none() {
+        assert!(
+            !in_ci(),
+            "{what} could not be installed (scripts/{script}), and CI is set"
+        );
+        println!("skipped: {what} is not available (scripts/{script} could not install it)");
+    }
+    found
+}

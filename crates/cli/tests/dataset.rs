@@ -22,34 +22,9 @@ use std::process::Command;
 
 const SEED: u64 = 41;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn in_ci() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
-}
-
 /// The python of the venv holding `datasets`, installing it when needed.
 fn hf_python() -> Option<PathBuf> {
-    let out = Command::new("bash")
-        .arg(repo().join("scripts/install-hf-datasets.sh"))
-        .stderr(std::process::Stdio::inherit())
-        .output();
-    let found = out.ok().and_then(|o| {
-        let p = String::from_utf8(o.stdout).ok()?;
-        (o.status.success() && !p.trim().is_empty()).then(|| PathBuf::from(p.trim()))
-    });
-    if found.is_none() {
-        assert!(
-            !in_ci(),
-            "Hugging Face datasets could not be installed (scripts/install-hf-datasets.sh), and CI is set"
-        );
-        println!(
-            "skipped: Hugging Face datasets is not available (scripts/install-hf-datasets.sh could not install it)"
-        );
-    }
-    found
+    common::installed("install-hf-datasets.sh", &[], "Hugging Face datasets")
 }
 
 const LOAD: &str = r#"

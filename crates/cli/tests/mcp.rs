@@ -16,29 +16,10 @@ const SESSION: &str = "7a1c0ffe-5eed-4d1e-9b0b-5ec7e7000001";
 const WORD: &str = "zephyrquokka";
 const SECRET: &str = "AKIAQ7X3LMN4PZ2RT5WB";
 
-fn ci() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
-}
-
 /// The Python of the venv holding the MCP SDK, installed when missing;
 /// `None` (outside CI) when it cannot be.
 fn python() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = Command::new("bash")
-        .arg(root.join("scripts/install-mcp-client.sh"))
-        .output()
-        .expect("running scripts/install-mcp-client.sh");
-    let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    if out.status.success() && Path::new(&path).exists() {
-        return Some(PathBuf::from(path));
-    }
-    let why = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !ci(),
-        "the Python MCP client could not be installed (scripts/install-mcp-client.sh): {why}"
-    );
-    eprintln!("skipping: the Python MCP client could not be installed: {why}");
-    None
+    common::installed("install-mcp-client.sh", &[], "the Python MCP client")
 }
 
 fn client() -> PathBuf {

@@ -21,35 +21,15 @@ use std::process::{Child, Command, Stdio};
 
 const SEED: u64 = 41;
 
-fn in_ci() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
-}
-
 /// The Python of `scripts/install-phoenix.sh`'s venv (Phoenix and
-/// opentelemetry-proto), or `None` (a skip, said) outside CI.
+/// opentelemetry-proto), installed when missing; `None` (a skip, said)
+/// outside CI when it cannot be.
 fn python() -> Option<PathBuf> {
-    let py = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/phoenix/venv/bin/python");
-    let works = py.is_file()
-        && Command::new(&py)
-            .args([
-                "-c",
-                "from importlib.metadata import version as v; \
-                 v('arize-phoenix'); v('opentelemetry-proto')",
-            ])
-            .output()
-            .is_ok_and(|o| o.status.success());
-    if works {
-        return Some(py);
-    }
-    let what = format!(
-        "Arize Phoenix and opentelemetry-proto ({}) are not installed: run scripts/install-phoenix.sh",
-        py.display()
-    );
-    if in_ci() {
-        panic!("CI is set and {what}");
-    }
-    println!("skipped: {what}");
-    None
+    common::installed(
+        "install-phoenix.sh",
+        &[],
+        "Arize Phoenix and opentelemetry-proto",
+    )
 }
 
 fn script(name: &str) -> PathBuf {

@@ -139,7 +139,7 @@ fn real_claude_deletes_its_old_sessions_and_agentlog_keeps_them() {
         // agentlog still has them.
         agentlog(&sb, &["index"]);
         let id = sb.resume_arg(&first);
-        let deleted = json(&agentlog(&sb, &["ls", "--deleted", "--json"]));
+        let deleted = json(&agentlog(&sb, &["ls", "--deleted", "--all", "--json"]));
         let ids: Vec<&str> = deleted
             .as_array()
             .unwrap()

@@ -255,7 +255,7 @@ fn keep(file: &Path, name: &str) {
 
 /// How many sessions `agentlog ls` lists in the sandbox.
 fn listed_sessions(sandbox: &Sandbox) -> usize {
-    let out = agentlog(sandbox, &["ls", "--json"]);
+    let out = agentlog(sandbox, &["ls", "--all", "--json"]);
     let v: Value = serde_json::from_str(&out).unwrap();
     v.as_array()
         .map(|a| a.len())

@@ -7,17 +7,17 @@
 //! asks for it. No single text in an answer is longer than the budget.
 
 use crate::args::*;
-use agentlog_api::refresh::{self, Fresh, Refreshed};
+use agentlog_api::refresh::{self, Refreshed};
 use agentlog_api::{ApiError, Library, ListOptions, ListOrder, Matches};
 use agentlog_formats::registry;
 use agentlog_index::backend::ResolveParams;
 use agentlog_index::time::{now_ms, parse_time};
-use agentlog_index::{Backend, GroupBy, SearchParams, StatsParams};
+use agentlog_index::{Backend, GroupBy, Index, SearchParams, StatsParams};
 use agentlog_model::{BlockKind, Entry, Message, Session, Timestamp};
 use agentlog_redact::Redactor;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A tool's failure, said so that a model can act on it.
 #[derive(Debug, thiserror::Error)]
@@ -55,6 +55,25 @@ pub struct Answers {
     pub redact: bool,
     /// Set while a full check of the index runs in the background.
     checking: Arc<AtomicBool>,
+    /// The index, opened at the first call and kept open between calls
+    /// (each call still checks its freshness).
+    open: Arc<Mutex<Option<Index>>>,
+}
+
+/// The index for one call, and what its freshness check did.
+struct Held<'a> {
+    slot: MutexGuard<'a, Option<Index>>,
+    refreshed: Refreshed,
+}
+
+impl Held<'_> {
+    fn index(&self) -> &Index {
+        match self.slot.as_ref() {
+            Some(index) => index,
+            // `Answers::index` fills the slot before it hands it out.
+            None => unreachable!("the index is opened before it is held"),
+        }
+    }
 }
 
 impl Answers {
@@ -64,15 +83,29 @@ impl Answers {
             lib: Arc::new(lib),
             redact,
             checking: Arc::new(AtomicBool::new(false)),
+            open: Arc::new(Mutex::new(None)),
         }
     }
 
-    /// The index as the library's freshness policy leaves it
-    /// ([`refresh::for_reading`]); a full check found due runs in the
-    /// background once the caller has its index (one at a time).
-    fn index(&self) -> Result<Fresh, ToolError> {
-        let fresh = refresh::for_reading(&self.lib.settings, &mut |_| {}).map_err(failed)?;
-        if fresh.check_due && !self.checking.swap(true, Ordering::SeqCst) {
+    /// The index as the library's freshness policy leaves it (what
+    /// [`refresh::for_reading`] does, on the index kept open): brought up
+    /// to date when that is cheap; a full check found due runs in the
+    /// background (one at a time). Calls take turns with the index.
+    fn index(&self) -> Result<Held<'_>, ToolError> {
+        // A call that panicked while it held the index left it as it was:
+        // SQLite's own transactions keep the file whole.
+        let mut slot = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let mut index = match slot.take() {
+            Some(index) => index,
+            None => refresh::open(&self.lib.settings, &mut |_| {}).map_err(failed)?,
+        };
+        let refreshed = refresh::refresh(&self.lib.settings, &mut index, &mut |_| {});
+        // Kept open even when its refresh failed: the next call tries again.
+        *slot = Some(index);
+        let refreshed = refreshed.map_err(failed)?;
+        let held = Held { slot, refreshed };
+        let due = self.lib.settings.background_checks && refresh::full_check_due(held.index());
+        if due && !self.checking.swap(true, Ordering::SeqCst) {
             let settings = self.lib.settings.clone();
             let checking = self.checking.clone();
             let started = std::thread::Builder::new()
@@ -87,7 +120,7 @@ impl Answers {
                 self.checking.store(false, Ordering::SeqCst);
             }
         }
-        Ok(fresh)
+        Ok(held)
     }
 
     /// Redacts every string of `v` (when redaction is on).
@@ -147,7 +180,7 @@ impl Answers {
             now_ms: Some(now),
         };
         let fresh = self.index()?;
-        let found = agentlog_api::search(&fresh.index, &p).map_err(failed)?;
+        let found = agentlog_api::search(fresh.index(), &p).map_err(failed)?;
         let budget = budget(a.max_chars);
         let mut page = Page::new(budget);
         for h in found.hits.iter().skip(offset) {
@@ -221,8 +254,8 @@ impl Answers {
             all_kinds: false,
         };
         let fresh = self.index()?;
-        let listing =
-            agentlog_api::list::list_in(&self.lib.settings, &opts, &fresh.index).map_err(failed)?;
+        let listing = agentlog_api::list::list_in(&self.lib.settings, &opts, fresh.index())
+            .map_err(failed)?;
         let mut page = Page::new(budget(a.max_chars));
         for s in listing.sessions.iter().skip(offset) {
             let mut item = json!({
@@ -265,14 +298,14 @@ impl Answers {
 
     /// Finds the session `arg` names (an id, an id prefix, `AGENT:ID`, or a
     /// path) through the index first, then as the library resolves.
-    fn find(&self, fresh: &Fresh, arg: &str) -> Result<(String, String), ToolError> {
+    fn find(&self, fresh: &Held<'_>, arg: &str) -> Result<(String, String), ToolError> {
         let arg = arg.trim();
         if arg.is_empty() {
             return Err(bad("the session is empty: give a session id (or its first characters) from search or list_sessions"));
         }
         let (agent, id) = agentlog_api::resolve::split_agent(arg);
         let refs = fresh
-            .index
+            .index()
             .resolve_session(&ResolveParams {
                 prefix: id.to_string(),
                 limit: 50,
@@ -324,14 +357,18 @@ impl Answers {
 
     /// Reads the session `arg` names.
     fn read(&self, arg: &str) -> Result<(Session, Refreshed, String, String), ToolError> {
-        let fresh = self.index()?;
-        let (path, format) = self.find(&fresh, arg)?;
+        // The index is let go before the file is read.
+        let (path, format, refreshed) = {
+            let fresh = self.index()?;
+            let (path, format) = self.find(&fresh, arg)?;
+            (path, format, fresh.refreshed)
+        };
         let f = registry::by_name(&format)
             .ok_or_else(|| ToolError::Failed(format!("{path}: unknown format {format}")))?;
         let read = f
             .read_path(std::path::Path::new(&path))
             .map_err(|e| ToolError::Failed(e.to_string()))?;
-        Ok((read.session, fresh.refreshed, path, format))
+        Ok((read.session, refreshed, path, format))
     }
 
     /// `read_session`.
@@ -437,8 +474,11 @@ impl Answers {
 
     /// `context`.
     pub fn context(&self, a: &ContextArgs) -> Result<Value, ToolError> {
-        let fresh = self.index()?;
-        let (path, format) = self.find(&fresh, &a.session)?;
+        let (path, format, refreshed) = {
+            let fresh = self.index()?;
+            let (path, format) = self.find(&fresh, &a.session)?;
+            (path, format, fresh.refreshed)
+        };
         let f = registry::by_name(&format)
             .ok_or_else(|| ToolError::Failed(format!("{path}: unknown format {format}")))?;
         let ctx = agentlog_api::context::context(std::path::Path::new(&path), f, a.leaf.as_deref())
@@ -480,7 +520,7 @@ impl Answers {
             out["next_start"] = json!(start + shown);
         }
         self.clean(&mut out)?;
-        self.note_behind(&mut out, &fresh.refreshed);
+        self.note_behind(&mut out, &refreshed);
         Ok(out)
     }
 
@@ -515,7 +555,7 @@ impl Answers {
         };
         let fresh = self.index()?;
         let hits = fresh
-            .index
+            .index()
             .search_tool_inputs(&p)
             .map_err(|e| ToolError::Failed(e.to_string()))?;
         let mut order: Vec<String> = Vec::new();
@@ -590,7 +630,7 @@ impl Answers {
         };
         let fresh = self.index()?;
         let stats = fresh
-            .index
+            .index()
             .stats(&p)
             .map_err(|e| ToolError::Failed(e.to_string()))?;
         let limit = a.limit.unwrap_or(30).clamp(1, 400);
