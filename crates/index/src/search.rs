@@ -249,7 +249,8 @@ impl Index {
     /// (the `tools` field: tool names and every string of their inputs, so
     /// the paths they read or wrote and the commands they ran), with the
     /// filters of `p`; the newest matches first. What "which sessions
-    /// touched this file, ran this command" asks.
+    /// touched this file, ran this command" asks. The newest hit of each
+    /// session has its snippet; the others' are empty.
     pub fn search_tool_inputs(&self, p: &SearchParams) -> Result<Vec<Hit>, IndexError> {
         let parsed = self.expand_prefixes(query::parse(&p.query)?)?;
         let Some(filters) = self.filter_expr(p)? else {
@@ -257,7 +258,48 @@ impl Index {
         };
         let expr = format!("{}{filters}", parsed.expr_in("{tools}"));
         let limit = if p.limit == 0 { 20 } else { p.limit };
-        self.newest(&expr, p, limit)
+        // The matches first, without snippets: cutting one means reading
+        // the entry's text, and a caller grouping hits by session shows
+        // one per session. The newest hit of each session gets its own.
+        let now = p.now_ms.unwrap_or_else(crate::time::now_ms);
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT f.rowid, d.ts_ms FROM fts f JOIN docs d ON d.id = f.rowid
+                 WHERE fts MATCH ?1
+                   AND (?2 IS NULL OR d.ts_ms >= ?2)
+                   AND (?3 IS NULL OR d.ts_ms < ?3)
+                 ORDER BY f.rowid DESC LIMIT ?4",
+            )
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map(params![expr, p.since_ms, p.until_ms, limit as i64], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?))
+            })
+            .map_err(|e| query_error(&self.path, &p.query, e))?;
+        let mut hits = Vec::new();
+        let mut ids = Vec::new();
+        for row in rows {
+            let (id, ts) = row.map_err(|e| query_error(&self.path, &p.query, e))?;
+            let mut hit = self.hit(id, score(-1.0, ts, now), Default::default())?;
+            hit.field = "tools";
+            ids.push(id);
+            hits.push(hit);
+        }
+        let mut seen = std::collections::HashSet::new();
+        let newest: Vec<i64> = ids
+            .iter()
+            .zip(&hits)
+            .filter(|(_, h)| seen.insert(h.session_id.clone()))
+            .map(|(id, _)| *id)
+            .collect();
+        let mut snippets = self.snippets(&expr, newest)?;
+        for (id, hit) in ids.iter().zip(hits.iter_mut()) {
+            if let Some(snips) = snippets.remove(id) {
+                *hit = self.hit(*id, hit.score, snips)?;
+            }
+        }
+        Ok(hits)
     }
 
     /// Returns how many entries match `phrase`, counting up to `cap`.

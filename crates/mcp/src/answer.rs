@@ -39,6 +39,10 @@ fn failed(e: ApiError) -> ToolError {
     ToolError::Failed(e.to_string())
 }
 
+/// How many tool calls `sessions_touching` reads for each session it is
+/// asked for: the newest calls, grouped into sessions.
+const CANDIDATES_PER_SESSION: usize = 20;
+
 /// The answers' defaults and bounds.
 pub const DEFAULT_CHARS: usize = 12_000;
 /// The largest budget a call may ask for.
@@ -548,8 +552,10 @@ impl Answers {
             projects: a.project.iter().cloned().collect(),
             since_ms: time("since", a.since.as_deref(), now)?,
             until_ms: time("until", a.until.as_deref(), now)?,
-            // Entries, newest first; grouped into sessions below.
-            limit: 2000,
+            // Entries, newest first; grouped into sessions below. Twenty
+            // calls a session on average fill the page; past that the
+            // count of sessions says "N+".
+            limit: CANDIDATES_PER_SESSION * limit,
             now_ms: Some(now),
             ..SearchParams::default()
         };
@@ -594,7 +600,7 @@ impl Answers {
         }
         let shown = page.items.len();
         let mut out = json!({ "sessions": page.items, "sessions_found": order.len() });
-        if hits.len() >= 2000 {
+        if hits.len() >= CANDIDATES_PER_SESSION * limit {
             out["sessions_found"] = json!(format!("{}+", order.len()));
         }
         if order.len() > shown {

@@ -50,31 +50,10 @@ pub fn cmd_mcp(args: Args) -> anyhow::Result<ExitCode> {
         agentlog_mcp::serve_stdio(answers)?;
         return Ok(ExitCode::SUCCESS);
     };
-    let token = match (&args.token, addr.ip().is_loopback()) {
-        (Some(t), _)
-            if t.len() < 16
-                || !t
-                    .bytes()
-                    .all(|b| b.is_ascii_graphic() && b != b';' && b != b'&') =>
-        {
-            anyhow::bail!("--token must be at least 16 printable characters without `;` or `&`")
-        }
-        (Some(t), _) => Some(t.clone()),
-        (None, true) => None,
-        (None, false) => Some(agentlog_web::new_token()?),
-    };
+    let token = super::serve::token_rule(args.token.as_deref(), addr.ip().is_loopback())?;
     let shown = token.clone();
     agentlog_mcp::serve_http(answers, addr, token, move |at| {
-        let host = if at.ip().is_unspecified() {
-            "127.0.0.1".to_string()
-        } else {
-            at.ip().to_string()
-        };
-        let host = if host.contains(':') {
-            format!("[{host}]")
-        } else {
-            host
-        };
+        let host = super::serve::url_host(at);
         let mut err = std::io::stdout().lock();
         let _ = writeln!(
             err,

@@ -59,19 +59,7 @@ pub fn cmd_serve(args: Args) -> anyhow::Result<ExitCode> {
         Some(url) => shared(url)?,
         None => local(&args)?,
     };
-    let token = match (&args.token, args.host.is_loopback()) {
-        (Some(t), _)
-            if t.len() < 16
-                || !t
-                    .bytes()
-                    .all(|b| b.is_ascii_graphic() && b != b';' && b != b'&') =>
-        {
-            anyhow::bail!("--token must be at least 16 printable characters without `;` or `&`")
-        }
-        (Some(t), _) => Some(t.clone()),
-        (None, true) => None,
-        (None, false) => Some(agentlog_web::new_token()?),
-    };
+    let token = token_rule(args.token.as_deref(), args.host.is_loopback())?;
     let from = match &args.db {
         Some(url) => format!(
             " (the team database {})",
@@ -88,8 +76,7 @@ pub fn cmd_serve(args: Args) -> anyhow::Result<ExitCode> {
     };
     let redact = cfg.redact;
     serve(cfg, |addr| {
-        let host = if addr.ip().is_unspecified() { "127.0.0.1".to_string() } else { addr.ip().to_string() };
-        let host = if host.contains(':') { format!("[{host}]") } else { host };
+        let host = url_host(addr);
         let mut out = std::io::stdout().lock();
         match &token {
             Some(t) => {
@@ -110,6 +97,41 @@ pub fn cmd_serve(args: Args) -> anyhow::Result<ExitCode> {
     })
     .context("serving")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The token a server listening on `loopback` or beyond takes: the one
+/// given (checked: at least 16 printable characters, none that would break
+/// a URL's query), none on loopback, else a new random one. `serve` and
+/// `mcp --http` follow the same rule.
+pub(crate) fn token_rule(given: Option<&str>, loopback: bool) -> anyhow::Result<Option<String>> {
+    Ok(match (given, loopback) {
+        (Some(t), _)
+            if t.len() < 16
+                || !t
+                    .bytes()
+                    .all(|b| b.is_ascii_graphic() && b != b';' && b != b'&') =>
+        {
+            anyhow::bail!("--token must be at least 16 printable characters without `;` or `&`")
+        }
+        (Some(t), _) => Some(t.to_string()),
+        (None, true) => None,
+        (None, false) => Some(agentlog_web::new_token()?),
+    })
+}
+
+/// The host part of a URL a user can open for a server bound to `addr`
+/// (an unspecified address is reached at 127.0.0.1; IPv6 in brackets).
+pub(crate) fn url_host(addr: SocketAddr) -> String {
+    let host = if addr.ip().is_unspecified() {
+        "127.0.0.1".to_string()
+    } else {
+        addr.ip().to_string()
+    };
+    if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host
+    }
 }
 
 /// The team database at `url`, checked once before serving (a wrong
